@@ -1,0 +1,340 @@
+//! Running a scenario: explore it with its engine(s), judge the verdict against the
+//! expectation (vacuity and engine agreement included), and describe the result.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::engine::{self, Engine, Options, Outcome};
+use crate::scenario::{ExpectVerdict, Scenario};
+use crate::trace::{race_diagram, ReplayToken};
+
+/// What a scenario's exploration concluded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// No violation in everything explored, and every `reaches` event was reached.
+    Pass,
+    /// An invariant was violated (the one reported first).
+    Violation(&'static str),
+    /// No violation, but an event the scenario is about never happened: the pass says nothing.
+    Vacuous(Vec<&'static str>),
+    /// The exploration stopped (time limit) before it was complete, with no violation.
+    Incomplete,
+    /// The engines of a cross-check (`engine = "all"`) disagree.
+    Disagreement(String),
+    /// The engine failed.
+    Error(String),
+}
+
+impl Verdict {
+    pub fn label(&self) -> String {
+        match self {
+            Verdict::Pass => "pass".into(),
+            Verdict::Violation(i) => format!("violation({i})"),
+            Verdict::Vacuous(_) => "vacuous".into(),
+            Verdict::Incomplete => "incomplete".into(),
+            Verdict::Disagreement(_) => "disagreement".into(),
+            Verdict::Error(_) => "error".into(),
+        }
+    }
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Verdict::Pass => "pass",
+            Verdict::Violation(_) => "violation",
+            Verdict::Vacuous(_) => "vacuous",
+            Verdict::Incomplete => "incomplete",
+            Verdict::Disagreement(_) => "disagreement",
+            Verdict::Error(_) => "error",
+        }
+    }
+}
+
+/// One engine's part of a scenario run.
+#[derive(Debug, Clone)]
+pub struct EngineRun {
+    pub outcome: Outcome,
+    pub verdict: Verdict,
+}
+
+/// The result of checking one scenario.
+#[derive(Debug, Clone)]
+pub struct Report {
+    pub scenario: Scenario,
+    pub runs: Vec<EngineRun>,
+    pub verdict: Verdict,
+    pub matched: bool,
+    /// The run whose counterexample is reported.
+    pub shown: Option<usize>,
+    pub replay: Option<ReplayToken>,
+}
+
+impl Report {
+    pub fn executions(&self) -> u64 {
+        self.runs.iter().map(|r| r.outcome.executions).sum()
+    }
+    pub fn seconds(&self) -> f64 {
+        self.runs.iter().map(|r| r.outcome.seconds).sum()
+    }
+    pub fn engine_label(&self) -> String {
+        let v: Vec<String> = self.runs.iter().map(|r| r.outcome.engine.to_string()).collect();
+        v.join("+")
+    }
+    pub fn expected_label(&self) -> String {
+        match (self.scenario.expect.verdict, self.scenario.expect.invariant) {
+            (ExpectVerdict::Pass, _) => "pass".into(),
+            (ExpectVerdict::Violation, Some(i)) => format!("violation({i})"),
+            (ExpectVerdict::Violation, None) => "violation".into(),
+        }
+    }
+    /// Coverage summed over the engines.
+    pub fn coverage(&self) -> BTreeMap<&'static str, u64> {
+        let mut m = BTreeMap::new();
+        for r in &self.runs {
+            for (k, v) in &r.outcome.coverage {
+                *m.entry(*k).or_insert(0) += v;
+            }
+        }
+        m
+    }
+    /// The race diagram of the reported counterexample, with the violations and replay line.
+    pub fn counterexample(&self, verbose: bool) -> Option<String> {
+        let run = &self.runs[self.shown?];
+        let f = run.outcome.found.as_ref()?;
+        let comms = self.scenario.spec.model.comms();
+        let mut s = format!(
+            "{}: {} on {} ({} events, execution {} of {})\n",
+            self.scenario.name,
+            self.verdict.label(),
+            run.outcome.engine,
+            f.events.len(),
+            f.index,
+            run.outcome.executions
+        );
+        s.push_str(&race_diagram(&comms, &f.events, &f.violations, verbose));
+        let mut seen = Vec::new();
+        for v in &f.violations {
+            if seen.contains(&(v.invariant, v.message.clone())) {
+                continue;
+            }
+            seen.push((v.invariant, v.message.clone()));
+            s.push_str(&format!("violated {}: {}\n", v.invariant, v.message));
+        }
+        let wasted: u64 = f.violations.iter().filter(|v| v.invariant == "no-lost-wakeup").map(|v| v.wasted_jiffies).sum();
+        if wasted > 0 {
+            s.push_str(&format!(
+                "wasted sleep: {wasted} jiffies ({} ms at HZ={})\n",
+                wasted * 1000 / mmmodel::kernel::HZ,
+                mmmodel::kernel::HZ
+            ));
+        }
+        if let Some(t) = &self.replay {
+            s.push_str(&format!("replay: mmcheck check {} --replay {t}\n", self.scenario.file.display()));
+        }
+        Some(s)
+    }
+}
+
+/// How to run the checks.
+#[derive(Clone, Default)]
+pub struct RunOptions {
+    /// Replay this token instead of exploring.
+    pub replay: Option<ReplayToken>,
+    /// Run only this engine's part of an `engine = "all"` scenario, or override the engine.
+    pub engine_override: Option<Vec<Engine>>,
+    pub progress: Option<Arc<dyn Fn(&str, u64, f64) + Send + Sync>>,
+}
+
+fn options_for(sc: &Scenario, run: &RunOptions, engine: Engine) -> Options {
+    let mut o = Options::default();
+    if let Some(s) = sc.max_seconds {
+        o.max_duration = Some(Duration::from_secs_f64(s));
+    }
+    if let Some(b) = sc.shortest_budget {
+        o.shortest_budget = b;
+    }
+    if let Some(p) = &run.progress {
+        let p = Arc::clone(p);
+        let label = format!("{} [{}]", sc.name, engine.name());
+        o.progress = Some(Arc::new(move |n, t| p(&label, n, t)));
+    }
+    o
+}
+
+fn judge(sc: &Scenario, o: &Outcome) -> Verdict {
+    if let Some(e) = &o.error {
+        return Verdict::Error(e.clone());
+    }
+    if let Some(f) = o.found.as_ref().filter(|f| !f.violations.is_empty()) {
+        let inv = match sc.spec.target {
+            Some(t) if f.violations.iter().any(|v| v.invariant == t) => t,
+            _ => f.violations[0].invariant,
+        };
+        return Verdict::Violation(inv);
+    }
+    if !o.complete {
+        return Verdict::Incomplete;
+    }
+    let missing: Vec<&'static str> = sc.expect.reaches.iter().copied().filter(|r| o.coverage.get(r).copied().unwrap_or(0) == 0).collect();
+    if !missing.is_empty() {
+        return Verdict::Vacuous(missing);
+    }
+    Verdict::Pass
+}
+
+/// Check one scenario.
+pub fn check(sc: &Scenario, run: &RunOptions) -> Report {
+    let engines = run.engine_override.clone().unwrap_or_else(|| sc.engines.clone());
+    let mut runs = Vec::new();
+    for e in engines {
+        let mut opts = options_for(sc, run, e);
+        if let Some(t) = &run.replay {
+            if !t.fits(&sc.spec, e) {
+                continue;
+            }
+            opts.replay = Some(t.index);
+        }
+        let outcome = engine::explore(&sc.spec, e, &opts);
+        let verdict = judge(sc, &outcome);
+        runs.push(EngineRun { outcome, verdict });
+    }
+    combine(sc, runs)
+}
+
+fn combine(sc: &Scenario, runs: Vec<EngineRun>) -> Report {
+    let verdict = if runs.is_empty() {
+        Verdict::Error("no engine ran".into())
+    } else if let Some(r) = runs.iter().find(|r| matches!(r.verdict, Verdict::Error(_))) {
+        r.verdict.clone()
+    } else {
+        let violations: Vec<&EngineRun> = runs.iter().filter(|r| matches!(r.verdict, Verdict::Violation(_))).collect();
+        let clean: Vec<&EngineRun> = runs.iter().filter(|r| matches!(r.verdict, Verdict::Pass | Verdict::Vacuous(_))).collect();
+        if !violations.is_empty() && !clean.is_empty() {
+            let v = violations[0];
+            let missed: Vec<String> = clean
+                .iter()
+                .map(|r| match r.outcome.engine {
+                    Engine::Loom { preemption_bound: Some(b) } => format!("loom with preemption bound {b} (the bound hid it)"),
+                    e => format!("{e}"),
+                })
+                .collect();
+            Verdict::Disagreement(format!("{} found {} but {} did not", v.outcome.engine, v.verdict.label(), missed.join(", ")))
+        } else if let Some(v) = violations.first() {
+            v.verdict.clone()
+        } else if let Some(r) = runs.iter().find(|r| matches!(r.verdict, Verdict::Incomplete | Verdict::Vacuous(_))) {
+            r.verdict.clone()
+        } else {
+            Verdict::Pass
+        }
+    };
+    let matched = match (sc.expect.verdict, &verdict) {
+        (ExpectVerdict::Pass, Verdict::Pass) => true,
+        (ExpectVerdict::Violation, Verdict::Violation(_)) => {
+            let want = sc.expect.invariant.expect("validated");
+            runs.iter().any(|r| r.outcome.found.as_ref().is_some_and(|f| f.violations.iter().any(|v| v.invariant == want)))
+        }
+        _ => false,
+    };
+    // Show the shortest counterexample of the expected (or reported) invariant.
+    let want = sc.expect.invariant.or(match verdict {
+        Verdict::Violation(i) => Some(i),
+        _ => None,
+    });
+    let shown = runs
+        .iter()
+        .enumerate()
+        .filter_map(|(i, r)| r.outcome.found.as_ref().map(|f| (i, f)))
+        .filter(|(_, f)| want.is_none_or(|w| f.violations.iter().any(|v| v.invariant == w)))
+        .min_by_key(|(_, f)| f.events.len())
+        .or_else(|| runs.iter().enumerate().find_map(|(i, r)| r.outcome.found.as_ref().map(|f| (i, f))))
+        .map(|(i, _)| i);
+    let replay = shown.map(|i| {
+        let r = &runs[i];
+        ReplayToken::new(&sc.spec, r.outcome.engine, r.outcome.found.as_ref().expect("shown has found").index)
+    });
+    Report { scenario: sc.clone(), runs, verdict, matched, shown, replay }
+}
+
+/// One JSON object per scenario (`mmcheck check --json`).
+#[derive(Serialize)]
+pub struct JsonReport {
+    pub file: String,
+    pub name: String,
+    pub model: &'static str,
+    pub variant: &'static str,
+    pub mutation: Option<&'static str>,
+    pub engine: String,
+    pub verdict: &'static str,
+    pub invariant: Option<&'static str>,
+    pub detail: Option<String>,
+    pub executions: u64,
+    pub seconds: f64,
+    pub complete: bool,
+    pub expected: String,
+    pub matched: bool,
+    pub replay: Option<String>,
+    pub violated: BTreeMap<&'static str, u64>,
+    pub coverage: BTreeMap<&'static str, u64>,
+    pub engines: Vec<JsonEngine>,
+}
+
+#[derive(Serialize)]
+pub struct JsonEngine {
+    pub engine: String,
+    pub verdict: &'static str,
+    pub executions: u64,
+    pub seconds: f64,
+    pub complete: bool,
+    pub coverage: BTreeMap<&'static str, u64>,
+}
+
+impl Report {
+    pub fn to_json(&self) -> JsonReport {
+        let sc = &self.scenario;
+        let mut violated = BTreeMap::new();
+        for r in &self.runs {
+            for (k, v) in &r.outcome.violated {
+                *violated.entry(*k).or_insert(0) += v;
+            }
+        }
+        JsonReport {
+            file: sc.file.display().to_string(),
+            name: sc.name.clone(),
+            model: sc.model().name(),
+            variant: sc.spec.model.variant_name(),
+            mutation: sc.spec.model.mutation().map(|m| m.name()),
+            engine: self.engine_label(),
+            verdict: self.verdict.kind(),
+            invariant: match self.verdict {
+                Verdict::Violation(i) => Some(i),
+                _ => None,
+            },
+            detail: match &self.verdict {
+                Verdict::Vacuous(m) => Some(format!("never reached: {}", m.join(", "))),
+                Verdict::Disagreement(d) | Verdict::Error(d) => Some(d.clone()),
+                _ => None,
+            },
+            executions: self.executions(),
+            seconds: self.seconds(),
+            complete: self.runs.iter().all(|r| r.outcome.complete),
+            expected: self.expected_label(),
+            matched: self.matched,
+            replay: self.replay.as_ref().map(|t| format!("mmcheck check {} --replay {t}", sc.file.display())),
+            violated,
+            coverage: self.coverage(),
+            engines: self
+                .runs
+                .iter()
+                .map(|r| JsonEngine {
+                    engine: r.outcome.engine.to_string(),
+                    verdict: r.verdict.kind(),
+                    executions: r.outcome.executions,
+                    seconds: r.outcome.seconds,
+                    complete: r.outcome.complete,
+                    coverage: r.outcome.coverage.clone(),
+                })
+                .collect(),
+        }
+    }
+}

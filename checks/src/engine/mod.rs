@@ -1,0 +1,340 @@
+//! Engines: explore a [`RunSpec`] with loom (exhaustive DPOR, optional preemption bound) or
+//! shuttle (PCT, random, DFS), collecting the verdict, the shortest counterexample, the
+//! coverage of protocol events, and the numbers (executions, seconds).
+//!
+//! Every engine runs the same per-execution body ([`execute_one`]): build the model's kernel
+//! state on the engine's platform, run every role to completion, then run the monitors on the
+//! recorded events. A violation is a value, never a panic inside the explorer.
+
+pub mod loom;
+pub mod shuttle;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use mmmodel::event::Event;
+use mmmodel::ghost::Pid;
+use mmmodel::platform::Platform;
+
+use crate::monitor::{self, Exec, Violation};
+use crate::recorder::Recorder;
+use crate::spec::{Final, RunSpec};
+
+/// Which explorer, with its parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Engine {
+    /// Loom: every interleaving (DPOR); `preemption_bound` limits preemptions per execution.
+    Loom { preemption_bound: Option<usize> },
+    /// Shuttle's PCT scheduler (probabilistic concurrency testing) with bug depth `depth`.
+    ShuttlePct { iterations: usize, depth: usize, seed: u64 },
+    /// Shuttle's uniformly random scheduler.
+    ShuttleRandom { iterations: usize, seed: u64 },
+    /// Shuttle's depth-first enumeration (no partial-order reduction), at most `iterations`.
+    ShuttleDfs { iterations: usize },
+}
+
+impl Engine {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Engine::Loom { .. } => "loom",
+            Engine::ShuttlePct { .. } => "shuttle-pct",
+            Engine::ShuttleRandom { .. } => "shuttle-random",
+            Engine::ShuttleDfs { .. } => "shuttle-dfs",
+        }
+    }
+    /// Does a pass from this engine cover every interleaving (within its bound)?
+    pub fn is_exhaustive(&self) -> bool {
+        matches!(self, Engine::Loom { .. } | Engine::ShuttleDfs { .. })
+    }
+    /// Most threads a scenario may have under this engine.
+    pub fn max_threads(&self) -> usize {
+        match self {
+            // loom::MAX_THREADS is 5, and the model's main thread is one of them.
+            Engine::Loom { .. } => 4,
+            _ => mmmodel::ghost::MAX_TASKS,
+        }
+    }
+}
+
+impl fmt::Display for Engine {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Engine::Loom { preemption_bound: None } => write!(f, "loom"),
+            Engine::Loom { preemption_bound: Some(b) } => write!(f, "loom(pb={b})"),
+            Engine::ShuttlePct { iterations, depth, seed } => write!(f, "shuttle-pct(n={iterations},d={depth},seed={seed})"),
+            Engine::ShuttleRandom { iterations, seed } => write!(f, "shuttle-random(n={iterations},seed={seed})"),
+            Engine::ShuttleDfs { iterations } => write!(f, "shuttle-dfs(n={iterations})"),
+        }
+    }
+}
+
+/// How long to look and what to report along the way.
+#[derive(Clone)]
+pub struct Options {
+    /// Stop (verdict `incomplete` unless a violation was found) after this long.
+    pub max_duration: Option<Duration>,
+    /// After a violation, keep exploring this many more executions for a shorter one.
+    pub shortest_budget: u64,
+    /// Replay: run up to execution `n` and report exactly that execution.
+    pub replay: Option<u64>,
+    /// Called now and then with (executions so far, seconds so far).
+    pub progress: Option<Arc<dyn Fn(u64, f64) + Send + Sync>>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options { max_duration: None, shortest_budget: 2_000, replay: None, progress: None }
+    }
+}
+
+/// A recorded counterexample.
+#[derive(Debug, Clone)]
+pub struct Found {
+    /// Execution number within the exploration (0-based): the replay index.
+    pub index: u64,
+    pub events: Vec<(Pid, Event)>,
+    pub violations: Vec<Violation>,
+}
+
+/// What an exploration found.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub engine: Engine,
+    pub executions: u64,
+    pub seconds: f64,
+    /// The engine finished its exploration (not stopped early by a violation, a time limit
+    /// or a replay).
+    pub complete: bool,
+    /// The execution reported: the shortest violation of the target invariant (or of any
+    /// invariant), or in a replay the replayed execution.
+    pub found: Option<Found>,
+    /// Every invariant violated in some explored execution, with how many executions.
+    pub violated: BTreeMap<&'static str, u64>,
+    /// Protocol events counted over all explored executions.
+    pub coverage: BTreeMap<&'static str, u64>,
+    /// Executions in which each coverage event occurred at least once.
+    pub coverage_execs: BTreeMap<&'static str, u64>,
+    /// The engine failed (a panic in the model or the explorer).
+    pub error: Option<String>,
+    /// The exploration hit the time limit.
+    pub timed_out: bool,
+}
+
+/// The panic payload that stops a loom exploration between two executions.
+pub(crate) struct StopExploring;
+
+struct State {
+    next: u64,
+    executions: u64,
+    found: Option<Found>,
+    found_is_target: bool,
+    last_improved: u64,
+    violated: BTreeMap<&'static str, u64>,
+    coverage: BTreeMap<&'static str, u64>,
+    coverage_execs: BTreeMap<&'static str, u64>,
+    stop: bool,
+    timed_out: bool,
+    current: Option<Arc<Recorder>>,
+    last_progress: Instant,
+}
+
+/// Shared by every execution of one exploration.
+pub(crate) struct Collector {
+    pub spec: RunSpec,
+    opts: Options,
+    start: Instant,
+    state: Mutex<State>,
+}
+
+impl Collector {
+    pub fn new(spec: RunSpec, opts: Options) -> Arc<Self> {
+        let now = Instant::now();
+        Arc::new(Collector {
+            spec,
+            opts,
+            start: now,
+            state: Mutex::new(State {
+                next: 0,
+                executions: 0,
+                found: None,
+                found_is_target: false,
+                last_improved: 0,
+                violated: BTreeMap::new(),
+                coverage: BTreeMap::new(),
+                coverage_execs: BTreeMap::new(),
+                stop: false,
+                timed_out: false,
+                current: None,
+                last_progress: now,
+            }),
+        })
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Should the exploration stop before its next execution?
+    pub fn should_stop(&self) -> bool {
+        let mut s = self.lock();
+        if s.stop {
+            return true;
+        }
+        if let Some(d) = self.opts.max_duration {
+            if self.start.elapsed() >= d {
+                s.timed_out = true;
+                s.stop = true;
+            }
+        }
+        s.stop
+    }
+
+    /// Start an execution: returns its index.
+    fn begin(&self, rec: &Arc<Recorder>) -> u64 {
+        let mut s = self.lock();
+        let i = s.next;
+        s.next += 1;
+        s.current = Some(Arc::clone(rec));
+        i
+    }
+
+    /// The recorder of the execution in flight (for a report after an explorer panic).
+    pub fn current_events(&self) -> Option<(u64, Vec<(Pid, Event)>)> {
+        let s = self.lock();
+        s.current.as_ref().map(|r| (s.next.saturating_sub(1), r.events()))
+    }
+
+    fn finish(&self, index: u64, events: Vec<(Pid, Event)>, violations: Vec<Violation>, cov: BTreeMap<&'static str, u64>) {
+        let mut s = self.lock();
+        s.executions += 1;
+        s.current = None;
+        for (k, v) in cov {
+            *s.coverage.entry(k).or_insert(0) += v;
+            *s.coverage_execs.entry(k).or_insert(0) += 1;
+        }
+        let mut seen = BTreeSet::new();
+        for v in &violations {
+            if seen.insert(v.invariant) {
+                *s.violated.entry(v.invariant).or_insert(0) += 1;
+            }
+        }
+        if let Some(target) = self.opts.replay {
+            if index == target {
+                s.found = Some(Found { index, events, violations });
+                s.stop = true;
+            }
+        } else if !violations.is_empty() {
+            let is_target = match self.spec.target {
+                Some(t) => violations.iter().any(|v| v.invariant == t),
+                None => true,
+            };
+            let better = match &s.found {
+                None => true,
+                Some(f) => (is_target && !s.found_is_target) || (is_target == s.found_is_target && events.len() < f.events.len()),
+            };
+            if better {
+                s.found = Some(Found { index, events, violations });
+                s.found_is_target = is_target;
+                s.last_improved = s.executions;
+            }
+        }
+        if self.opts.replay.is_none() && s.found.is_some() && s.found_is_target && s.executions - s.last_improved >= self.opts.shortest_budget {
+            s.stop = true;
+        }
+        if let Some(p) = &self.opts.progress {
+            if s.last_progress.elapsed() >= Duration::from_millis(200) {
+                s.last_progress = Instant::now();
+                let (n, t) = (s.executions, self.start.elapsed().as_secs_f64());
+                drop(s);
+                p(n, t);
+            }
+        }
+    }
+
+    pub fn outcome(&self, engine: Engine, complete: bool, error: Option<String>) -> Outcome {
+        let s = self.lock();
+        Outcome {
+            engine,
+            executions: s.executions,
+            seconds: self.start.elapsed().as_secs_f64(),
+            complete: complete && !s.stop,
+            found: s.found.clone(),
+            violated: s.violated.clone(),
+            coverage: s.coverage.clone(),
+            coverage_execs: s.coverage_execs.clone(),
+            error,
+            timed_out: s.timed_out,
+        }
+    }
+}
+
+/// One execution, on any checking platform.
+pub(crate) fn execute_one<P: Platform<Ghost = Recorder>>(c: &Collector) {
+    let rec = Arc::new(Recorder::new(c.spec.model.tasks(), c.spec.bounds));
+    let index = c.begin(&rec);
+    let fin: Final = c.spec.model.run::<P>(Arc::clone(&rec));
+    let events = rec.take_events();
+    let exec = Exec { model: &c.spec.model, events: &events, fin: &fin };
+    let violations = monitor::check(&exec, &c.spec.invariants);
+    let cov = monitor::coverage(&exec);
+    c.finish(index, events, violations, cov);
+}
+
+/// Run `spec` under `engine`.
+pub fn explore(spec: &RunSpec, engine: Engine, opts: &Options) -> Outcome {
+    match engine {
+        Engine::Loom { preemption_bound } => loom::explore(spec, preemption_bound, opts, engine),
+        _ => shuttle::explore(spec, engine, opts),
+    }
+}
+
+/// A readable message from a panic payload.
+pub(crate) fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = p.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = p.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "panic with a non-string payload".to_string()
+    }
+}
+
+/// Install a panic hook that stays quiet for the engine's own stop signal and prints other
+/// panics briefly. Shuttle installs its own hook on first use; call this before each engine.
+pub fn install_quiet_panic_hook() {
+    std::panic::set_hook(Box::new(|info| {
+        if info.payload().downcast_ref::<StopExploring>().is_some() {
+            return;
+        }
+        if std::env::var_os("MMCHECK_PANIC_TRACE").is_some() {
+            eprintln!("mmcheck: engine panic: {info}");
+        }
+    }));
+}
+
+/// Explorer panics that mean "this execution did not end": reported as `progress`.
+pub(crate) fn is_step_limit_panic(msg: &str) -> bool {
+    msg.contains("maximum number of branches") || msg.contains("exceeded the maximum number of steps") || msg.contains("max_steps")
+}
+
+/// Turn an explorer panic into a progress violation with the trace so far, or an error.
+pub(crate) fn settle_panic(c: &Collector, engine: Engine, payload: Box<dyn std::any::Any + Send>) -> Outcome {
+    if payload.downcast_ref::<StopExploring>().is_some() {
+        return c.outcome(engine, false, None);
+    }
+    let msg = panic_message(payload.as_ref());
+    if is_step_limit_panic(&msg) {
+        if let Some((index, events)) = c.current_events() {
+            let v = Violation::new(
+                "progress",
+                events.len().checked_sub(1),
+                format!("the execution did not end: {} ({msg})", engine.name()),
+            );
+            c.finish(index, events, vec![v], BTreeMap::new());
+            return c.outcome(engine, false, None);
+        }
+    }
+    c.outcome(engine, false, Some(msg))
+}

@@ -1,0 +1,12 @@
+//! # mmcheck
+//!
+//! The checker side of mmcheck: engines (loom, shuttle), the recorder ghost, invariant
+//! monitors, scenario files, reports. The protocols themselves are in the `mmmodel` crate.
+
+pub mod check;
+pub mod engine;
+pub mod monitor;
+pub mod recorder;
+pub mod scenario;
+pub mod spec;
+pub mod trace;

@@ -1,0 +1,230 @@
+//! `mmcheck`: check scenario files, print the verdict table, counterexamples and replay lines.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::{Parser, Subcommand};
+
+use mmcheck::check::{check, Report, RunOptions, Verdict};
+use mmcheck::scenario::{self, Scenario, ScenarioError};
+use mmcheck::trace::ReplayToken;
+
+#[derive(Parser)]
+#[command(name = "mmcheck", version, about = "Model-check Linux mm synchronisation protocols (kswapd tree_lock stall, compaction contention)")]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Check scenario files (default: scenarios/) and print one row per scenario.
+    Check {
+        /// Scenario files or folders (searched recursively for *.toml).
+        paths: Vec<PathBuf>,
+        /// One JSON object per scenario instead of the table.
+        #[arg(long)]
+        json: bool,
+        /// Reproduce the counterexample a previous run printed (one scenario file).
+        #[arg(long, value_name = "TOKEN")]
+        replay: Option<String>,
+        /// Show every event in race diagrams (wait-queue locks too).
+        #[arg(long)]
+        verbose: bool,
+        /// Print counterexamples of matching violation scenarios too (not only mismatches).
+        #[arg(long)]
+        traces: bool,
+    },
+}
+
+fn main() -> ExitCode {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,generator=off"));
+    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).without_time().init();
+    let cli = Cli::parse();
+    match cli.cmd {
+        Cmd::Check { paths, json, replay, verbose, traces } => cmd_check(paths, json, replay, verbose, traces),
+    }
+}
+
+fn default_scenarios() -> PathBuf {
+    let here = PathBuf::from("scenarios");
+    if here.is_dir() {
+        here
+    } else {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios")
+    }
+}
+
+/// Parse every scenario; on any error print them all and return `Err(exit code 2)`.
+fn load_all(paths: &[PathBuf]) -> Result<Vec<Scenario>, ExitCode> {
+    let mut errors: Vec<ScenarioError> = Vec::new();
+    let mut out = Vec::new();
+    for p in paths {
+        match scenario::collect_files(p) {
+            Ok(files) => {
+                if files.is_empty() {
+                    eprintln!("mmcheck: {}: no *.toml scenario files", p.display());
+                    return Err(ExitCode::from(2));
+                }
+                for f in files {
+                    match scenario::load(&f) {
+                        Ok(s) => out.push(s),
+                        Err(e) => errors.push(e),
+                    }
+                }
+            }
+            Err(e) => errors.push(e),
+        }
+    }
+    if !errors.is_empty() {
+        for e in &errors {
+            eprintln!("mmcheck: {e}");
+        }
+        return Err(ExitCode::from(2));
+    }
+    Ok(out)
+}
+
+fn progress_bar(enabled: bool) -> (Option<indicatif::ProgressBar>, Option<Arc<dyn Fn(&str, u64, f64) + Send + Sync>>) {
+    if !enabled {
+        return (None, None);
+    }
+    let pb = indicatif::ProgressBar::new_spinner();
+    pb.set_style(indicatif::ProgressStyle::with_template("{spinner} {msg}").expect("valid template"));
+    let pb2 = pb.clone();
+    let f: Arc<dyn Fn(&str, u64, f64) + Send + Sync> = Arc::new(move |label: &str, n: u64, t: f64| {
+        let rate = if t > 0.0 { n as f64 / t } else { 0.0 };
+        pb2.set_message(format!("{label}: {n} executions, {t:.1} s, {rate:.0}/s"));
+        pb2.tick();
+    });
+    (Some(pb), Some(f))
+}
+
+fn cmd_check(paths: Vec<PathBuf>, json: bool, replay: Option<String>, verbose: bool, traces: bool) -> ExitCode {
+    let paths = if paths.is_empty() { vec![default_scenarios()] } else { paths };
+    let scenarios = match load_all(&paths) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    let mut opts = RunOptions::default();
+    if let Some(tok) = &replay {
+        if scenarios.len() != 1 {
+            eprintln!("mmcheck: --replay takes exactly one scenario file ({} given)", scenarios.len());
+            return ExitCode::from(2);
+        }
+        let Some(t) = ReplayToken::parse(tok) else {
+            eprintln!("mmcheck: {}: --replay: \"{tok}\" is not a replay token (engine-index-fingerprint)", scenarios[0].file.display());
+            return ExitCode::from(2);
+        };
+        let sc = &scenarios[0];
+        if !sc.engines.iter().any(|e| t.fits(&sc.spec, *e)) {
+            eprintln!(
+                "mmcheck: {}: --replay: token {tok} does not fit this scenario (it was made for another scenario, engine or version)",
+                sc.file.display()
+            );
+            return ExitCode::from(2);
+        }
+        opts.replay = Some(t);
+    }
+    let interactive = !json && std::io::stderr().is_terminal();
+    let (bar, progress) = progress_bar(interactive);
+    opts.progress = progress;
+
+    let mut reports: Vec<Report> = Vec::new();
+    if !json {
+        println!("{}", table_header());
+    }
+    for sc in &scenarios {
+        tracing::info!(scenario = %sc.name, file = %sc.file.display(), "checking");
+        let r = check(sc, &opts);
+        tracing::info!(scenario = %sc.name, verdict = %r.verdict.label(), executions = r.executions(), "checked");
+        if let Some(b) = &bar {
+            b.set_message(String::new());
+        }
+        if json {
+            println!("{}", serde_json::to_string(&r.to_json()).expect("serialisable"));
+        } else {
+            if let Some(b) = &bar {
+                b.suspend(|| println!("{}", table_row(&r)));
+            } else {
+                println!("{}", table_row(&r));
+            }
+        }
+        reports.push(r);
+    }
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    if !json {
+        for r in &reports {
+            let show = opts.replay.is_some() || !r.matched || traces;
+            if show {
+                print_detail(r, verbose);
+            }
+        }
+        let bad = reports.iter().filter(|r| !r.matched).count();
+        println!("\n{} scenario(s), {} as expected, {} not", reports.len(), reports.len() - bad, bad);
+    }
+    if opts.replay.is_some() {
+        // A replay succeeds when it reproduces a counterexample.
+        return if reports[0].shown.is_some() { ExitCode::SUCCESS } else { ExitCode::from(1) };
+    }
+    if reports.iter().all(|r| r.matched) {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+fn table_header() -> String {
+    format!(
+        "{:<40} {:<12} {:<22} {:<14} {:>11} {:>8}  {:<30} {:<30} {}",
+        "scenario", "model", "variant", "engine", "executions", "seconds", "verdict", "expected", "ok?"
+    )
+}
+
+fn table_row(r: &Report) -> String {
+    let sc = &r.scenario;
+    let variant = match sc.spec.model.mutation() {
+        Some(m) => format!("{}+{}", sc.spec.model.variant_name(), m.name()),
+        None => sc.spec.model.variant_name().to_string(),
+    };
+    let engine = if r.runs.len() > 1 { "all".to_string() } else { r.engine_label().split('(').next().unwrap_or("").to_string() };
+    format!(
+        "{:<40} {:<12} {:<22} {:<14} {:>11} {:>8.2}  {:<30} {:<30} {}",
+        sc.name,
+        sc.model().name(),
+        variant,
+        engine,
+        r.executions(),
+        r.seconds(),
+        r.verdict.label(),
+        r.expected_label(),
+        if r.matched { "ok" } else { "MISMATCH" }
+    )
+}
+
+fn print_detail(r: &Report, verbose: bool) {
+    println!();
+    match &r.verdict {
+        Verdict::Vacuous(missing) => println!(
+            "{}: vacuous pass: never reached {} in {} executions",
+            r.scenario.name,
+            missing.join(", "),
+            r.executions()
+        ),
+        Verdict::Disagreement(d) => println!("{}: engines disagree: {d}", r.scenario.name),
+        Verdict::Error(e) => println!("{}: engine error: {e}", r.scenario.name),
+        Verdict::Incomplete => println!("{}: stopped at the time limit before the exploration was complete", r.scenario.name),
+        _ => {}
+    }
+    if let Some(ce) = r.counterexample(verbose) {
+        print!("{ce}");
+    } else if r.verdict == Verdict::Pass {
+        println!("{}: pass, {} executions; expected {}", r.scenario.name, r.executions(), r.expected_label());
+    }
+    let cov: Vec<String> = r.coverage().iter().map(|(k, v)| format!("{k}={v}")).collect();
+    println!("coverage: {}", if cov.is_empty() { "none".to_string() } else { cov.join(" ") });
+}

@@ -1,0 +1,506 @@
+//! Monitors of the kswapd-stall model (docs/invariants.md, part 1).
+
+use mmmodel::event::{Event, LockName, Wq, NUMA_NO_NODE};
+use mmmodel::ghost::Pid;
+use mmmodel::mutation::ModelKind;
+use mmmodel::reclaim::Role;
+
+use super::{pid_name, Exec, Invariant, Violation};
+use crate::spec::{Final, ModelSpec};
+
+pub static INVARIANTS: &[Invariant] = &[
+    Invariant {
+        id: "single-exclusive",
+        model: ModelKind::KswapdStall,
+        statement: "At most one kswapd is exclusive; kswapd_exclusive is set only by a winning cmpxchg from \
+                    NUMA_NO_NODE and cleared only by its own node's balanced path.",
+        check: single_exclusive,
+    },
+    Invariant {
+        id: "exclusive-never-waits",
+        model: ModelKind::KswapdStall,
+        statement: "The exclusive kswapd never queues itself on kswapd_contended_wait.",
+        check: exclusive_never_waits,
+    },
+    Invariant {
+        id: "stall-once",
+        model: ModelKind::KswapdStall,
+        statement: "A kswapd whose trylock failed stalls at most once, then takes tree_lock with a blocking spin_lock.",
+        check: stall_once,
+    },
+    Invariant {
+        id: "no-lost-wakeup",
+        model: ModelKind::KswapdStall,
+        statement: "No sleeper misses the wake-up it waits for: none sleeps when the release (or un-congestion) it \
+                    waits for happened before it queued itself, none stays asleep through a release that happened \
+                    while it was queued, and (timer `never`) none sleeps with nobody left to wake it.",
+        check: no_lost_wakeup,
+    },
+    Invariant {
+        id: "progress",
+        model: ModelKind::KswapdStall,
+        statement: "Every thread finishes within the step bound: no loop repeats a state with nobody left to change it.",
+        check: progress,
+    },
+    Invariant {
+        id: "congested-cleared",
+        model: ModelKind::KswapdStall,
+        statement: "After a node's balanced path, PGDAT_CONGESTED is clear (unless set again) and no direct reclaimer \
+                    starts a new congestion stall for that node.",
+        check: congested_cleared,
+    },
+    Invariant {
+        id: "lock-released",
+        model: ModelKind::KswapdStall,
+        statement: "No thread ends holding a lock, or takes a lock it already holds.",
+        check: lock_released,
+    },
+];
+
+fn roles<'a>(exec: &'a Exec) -> &'a [Role] {
+    match exec.model {
+        ModelSpec::KswapdStall(c) => &c.roles,
+    }
+}
+
+fn node_of(exec: &Exec, pid: Pid) -> Option<i32> {
+    roles(exec).get(pid).and_then(Role::node)
+}
+
+/// The exclusive owner before each event (index-aligned), as the trace says it changed.
+fn owners(exec: &Exec) -> Vec<i32> {
+    let mut owner = NUMA_NO_NODE;
+    let mut v = Vec::with_capacity(exec.events.len());
+    for (_, e) in exec.events {
+        v.push(owner);
+        match *e {
+            Event::CmpxchgWon { node, .. } => owner = node,
+            Event::Released { node, prev } if node == prev => owner = NUMA_NO_NODE,
+            _ => {}
+        }
+    }
+    v
+}
+
+fn single_exclusive(exec: &Exec) -> Vec<Violation> {
+    let mut out = Vec::new();
+    let mut owner = NUMA_NO_NODE;
+    let mut balanced_by: Vec<(Pid, i32)> = Vec::new(); // (pid, node) inside zone_balanced
+    for (i, (pid, e)) in exec.events.iter().enumerate() {
+        match *e {
+            Event::ZoneBalanced { node, .. } => balanced_by.push((*pid, node)),
+            Event::CmpxchgWon { node, prev } => {
+                if prev != NUMA_NO_NODE || owner != NUMA_NO_NODE {
+                    let other = if prev != NUMA_NO_NODE { prev } else { owner };
+                    out.push(Violation::new(
+                        "single-exclusive",
+                        Some(i),
+                        format!(
+                            "{} claims kswapd_exclusive for node {node} while node {other} is exclusive: two kswapds \
+                             both believe they are exclusive",
+                            pid_name(exec, *pid)
+                        ),
+                    ));
+                }
+                owner = node;
+            }
+            Event::Released { node, prev } if node == prev => {
+                if !balanced_by.contains(&(*pid, node)) {
+                    out.push(Violation::new(
+                        "single-exclusive",
+                        Some(i),
+                        format!("{} resets kswapd_exclusive outside node {node}'s balanced path", pid_name(exec, *pid)),
+                    ));
+                }
+                owner = NUMA_NO_NODE;
+            }
+            _ => {}
+        }
+    }
+    let Final::KswapdStall(fin) = exec.fin;
+    if out.is_empty() && fin.kswapd_exclusive != owner {
+        out.push(Violation::new(
+            "single-exclusive",
+            None,
+            format!(
+                "kswapd_exclusive ends as {} but the trace's claims and releases leave {}: it was changed by \
+                 something other than a cmpxchg",
+                fin.kswapd_exclusive, owner
+            ),
+        ));
+    }
+    out
+}
+
+fn exclusive_never_waits(exec: &Exec) -> Vec<Violation> {
+    let own = owners(exec);
+    let mut out = Vec::new();
+    for (i, (pid, e)) in exec.events.iter().enumerate() {
+        if let Event::Enqueued { wq: Wq::KswapdContended } = e {
+            if let Some(n) = node_of(exec, *pid) {
+                if own[i] == n {
+                    out.push(Violation::new(
+                        "exclusive-never-waits",
+                        Some(i),
+                        format!(
+                            "{} is the exclusive kswapd (node {n}) and queues itself on kswapd_contended_wait: it waits \
+                             for its own release",
+                            pid_name(exec, *pid)
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    out
+}
+
+fn stall_once(exec: &Exec) -> Vec<Violation> {
+    let mut out = Vec::new();
+    for pid in 0..exec.model.tasks() {
+        // (index of the failed trylock, stalls since)
+        let mut open: Option<(usize, u32)> = None;
+        for (i, (p, e)) in exec.events.iter().enumerate() {
+            if *p != pid {
+                continue;
+            }
+            match e {
+                Event::TrylockFailed { lock: LockName::TreeLock } => open = Some((i, 0)),
+                Event::Enqueued { wq: Wq::KswapdContended } => {
+                    if let Some((at, n)) = open.as_mut() {
+                        *n += 1;
+                        if *n == 2 {
+                            out.push(Violation::new(
+                                "stall-once",
+                                Some(i),
+                                format!(
+                                    "{} stalls a second time for the tree_lock acquisition that failed at #{}",
+                                    pid_name(exec, pid),
+                                    *at
+                                ),
+                            ));
+                        }
+                    }
+                }
+                Event::LockAcquired { lock: LockName::TreeLock, trylock } => {
+                    if let Some((at, _)) = open.take() {
+                        if *trylock {
+                            out.push(Violation::new(
+                                "stall-once",
+                                Some(i),
+                                format!(
+                                    "{} trylocks again after the failure at #{at} instead of spinning",
+                                    pid_name(exec, pid)
+                                ),
+                            ));
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        if let Some((at, _)) = open {
+            out.push(Violation::new(
+                "stall-once",
+                Some(at),
+                format!("{} never takes tree_lock after its trylock failed at #{at}", pid_name(exec, pid)),
+            ));
+        }
+    }
+    out
+}
+
+/// One sleep of one task: where it decided, queued, slept and how it ended.
+struct Sleep {
+    pid: Pid,
+    wq: Wq,
+    /// The event that made it wait: its failed cmpxchg (with the owner) or its congestion check.
+    decided: usize,
+    owner: i32,
+    enqueued: usize,
+    /// `Schedule` (it slept).
+    slept: usize,
+    /// `TimedOut`, `Woken` or `SleptForever`, with the index.
+    end: Option<(usize, SleepEnd)>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum SleepEnd {
+    Woken,
+    TimedOut(u64),
+    Forever,
+}
+
+fn sleeps(exec: &Exec) -> Vec<Sleep> {
+    let mut out = Vec::new();
+    for pid in 0..exec.model.tasks() {
+        let mut decided: Option<(usize, i32)> = None;
+        let mut enqueued: Option<(usize, Wq)> = None;
+        let mut current: Option<Sleep> = None;
+        for (i, (p, e)) in exec.events.iter().enumerate() {
+            if *p != pid {
+                continue;
+            }
+            match *e {
+                Event::CmpxchgLost { owner, .. } => decided = Some((i, owner)),
+                Event::CongestionCheck { congested: true, .. } => decided = Some((i, NUMA_NO_NODE)),
+                Event::Enqueued { wq } => enqueued = Some((i, wq)),
+                Event::Schedule { .. } => {
+                    if let (Some((d, owner)), Some((q, wq))) = (decided, enqueued) {
+                        current = Some(Sleep { pid, wq, decided: d, owner, enqueued: q, slept: i, end: None });
+                    }
+                }
+                Event::Woken | Event::TimedOut { .. } | Event::SleptForever => {
+                    if let Some(mut s) = current.take() {
+                        let end = match *e {
+                            Event::Woken => SleepEnd::Woken,
+                            Event::TimedOut { jiffies } => SleepEnd::TimedOut(jiffies),
+                            _ => SleepEnd::Forever,
+                        };
+                        s.end = Some((i, end));
+                        out.push(s);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+/// The first event after `from` that ends what `s` waits for: the owner's release
+/// (kswapd_contended_wait) or the un-congestion that brings `nr_wb_congested` to zero
+/// (congestion_wqh). With `any_uncongest`, every un-congestion counts (each one wakes the queue).
+fn release_after(exec: &Exec, s: &Sleep, from: usize, any_uncongest: bool) -> Option<(usize, Pid)> {
+    match s.wq {
+        Wq::KswapdContended => exec.events.iter().enumerate().skip(from + 1).find_map(|(i, (p, e))| match *e {
+            Event::Released { node, prev } if node == prev && node == s.owner => Some((i, *p)),
+            _ => None,
+        }),
+        Wq::Congestion => {
+            let mut count = initial_congested(exec);
+            for (i, (p, e)) in exec.events.iter().enumerate() {
+                match e {
+                    Event::WbCongested => count += 1,
+                    Event::WbUncongested => {
+                        count -= 1;
+                        if i > from && (count == 0 || any_uncongest) {
+                            return Some((i, *p));
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            None
+        }
+    }
+}
+
+fn initial_congested(exec: &Exec) -> i64 {
+    roles(exec).iter().filter(|r| matches!(r, Role::Bdi { congested_at_start: true })).count() as i64
+}
+
+/// The releaser's wake-queue scan after `at` (its `wake_up*` or a skipped one), if any.
+fn wake_scan_after(exec: &Exec, waker: Pid, wq: Wq, at: usize) -> Option<(usize, u32)> {
+    exec.events.iter().enumerate().skip(at + 1).find_map(|(i, (p, e))| match *e {
+        Event::WakeUp { wq: w, woken, .. } if *p == waker && w == wq => Some((i, woken)),
+        Event::WakeSkipped { wq: w } if *p == waker && w == wq => Some((i, 0)),
+        _ => None,
+    })
+}
+
+fn what_released(s: &Sleep) -> String {
+    match s.wq {
+        Wq::KswapdContended => format!("node {}'s release of kswapd_exclusive", s.owner),
+        Wq::Congestion => "the backing device's un-congestion".to_string(),
+    }
+}
+
+fn wq_name(w: Wq) -> &'static str {
+    match w {
+        Wq::KswapdContended => "kswapd_contended_wait",
+        Wq::Congestion => "congestion_wqh",
+    }
+}
+
+/// Classify one sleep: `Some(message)` if it was a lost wakeup.
+fn lost(exec: &Exec, s: &Sleep) -> Option<String> {
+    let (end_at, end) = s.end?;
+    let who = pid_name(exec, s.pid);
+    let wq = wq_name(s.wq);
+    // Rule 1: what it waits for happened after its decision but before it queued itself.
+    if let Some((r, _)) = release_after(exec, s, s.decided, false) {
+        if r < s.enqueued && end != SleepEnd::Woken {
+            return Some(format!(
+                "{who} decided to wait at #{}, {} came at #{r}, then {who} queued itself on {wq} at #{} and slept at \
+                 #{}: the wake-up went to an empty queue and {}",
+                s.decided,
+                what_released(s),
+                s.enqueued,
+                s.slept,
+                ending(end, end_at)
+            ));
+        }
+    }
+    // Rule 2: it happened while the task was queued, and the waker's scan missed it.
+    if end != SleepEnd::Woken {
+        if let Some((r, waker)) = release_after(exec, s, s.enqueued, true) {
+            if r < end_at || end == SleepEnd::Forever {
+                match wake_scan_after(exec, waker, s.wq, r) {
+                    Some((w, woken)) if w > end_at && end != SleepEnd::Forever => {
+                        // The timer expired first: a fair race, not a lost wake-up.
+                        let _ = woken;
+                    }
+                    Some((w, woken)) if woken & (1 << s.pid) == 0 => {
+                        return Some(format!(
+                            "{who} was queued on {wq} (#{}) when {} came at #{r}, but the waker's scan at #{w} did not \
+                             wake it, and {}",
+                            s.enqueued,
+                            what_released(s),
+                            ending(end, end_at)
+                        ))
+                    }
+                    None => {
+                        return Some(format!(
+                            "{who} was queued on {wq} (#{}) when {} came at #{r}, and nobody woke the queue: {}",
+                            s.enqueued,
+                            what_released(s),
+                            ending(end, end_at)
+                        ))
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    if end == SleepEnd::Forever {
+        let why = match s.wq {
+            Wq::KswapdContended => format!("node {} never releases kswapd_exclusive", s.owner),
+            Wq::Congestion => "no backing device un-congests".to_string(),
+        };
+        return Some(format!("{who} sleeps on {wq} from #{} and {why}: nobody will ever wake it", s.slept));
+    }
+    None
+}
+
+fn ending(end: SleepEnd, at: usize) -> String {
+    match end {
+        SleepEnd::TimedOut(j) => format!("it slept until its timer expired at #{at} ({j} jiffies wasted)"),
+        SleepEnd::Forever => format!("it sleeps forever (#{at}: nobody is left to wake it)"),
+        SleepEnd::Woken => format!("it was woken at #{at}"),
+    }
+}
+
+fn no_lost_wakeup(exec: &Exec) -> Vec<Violation> {
+    let mut out = Vec::new();
+    for s in sleeps(exec) {
+        if let Some(msg) = lost(exec, &s) {
+            let (at, end) = s.end.expect("classified sleeps have ended");
+            let mut v = Violation::new("no-lost-wakeup", Some(at), msg);
+            if let SleepEnd::TimedOut(j) = end {
+                v.wasted_jiffies = j;
+            }
+            out.push(v);
+        }
+    }
+    out
+}
+
+/// Derived coverage: sleeps that began after the release they waited for.
+pub fn slept_after_release(exec: &Exec) -> u64 {
+    sleeps(exec)
+        .iter()
+        .filter(|s| release_after(exec, s, s.decided, false).is_some_and(|(r, _)| r < s.enqueued))
+        .count() as u64
+}
+
+pub(crate) fn progress(exec: &Exec) -> Vec<Violation> {
+    let mut out = Vec::new();
+    for (i, (pid, e)) in exec.events.iter().enumerate() {
+        match *e {
+            Event::Livelock { period } => out.push(Violation::new(
+                "progress",
+                Some(i),
+                format!(
+                    "{} loops forever: with every other thread finished its loop returns to the same state every \
+                     {period} iteration(s)",
+                    pid_name(exec, *pid)
+                ),
+            )),
+            Event::StepBound { steps } => out.push(Violation::new(
+                "progress",
+                Some(i),
+                format!("{} passed {steps} loop iterations without finishing (the step bound)", pid_name(exec, *pid)),
+            )),
+            _ => {}
+        }
+    }
+    out
+}
+
+fn congested_cleared(exec: &Exec) -> Vec<Violation> {
+    let mut out = Vec::new();
+    // (a) no direct reclaimer starts a stall for a node whose balanced path already cleared it.
+    for (i, (pid, e)) in exec.events.iter().enumerate() {
+        let Event::DirectStall { node } = *e else { continue };
+        let Some(enq) = exec.events[..i]
+            .iter()
+            .rposition(|(p, e)| *p == *pid && matches!(e, Event::Enqueued { wq: Wq::Congestion }))
+        else {
+            continue;
+        };
+        let last_set = exec.events[..enq].iter().rposition(|(_, e)| *e == Event::CongestedSet { node });
+        let last_clear = exec.events[..enq].iter().rposition(|(_, e)| *e == Event::CongestedCleared { node });
+        if let Some(c) = last_clear {
+            if last_set.is_none_or(|s| s < c) {
+                out.push(Violation::new(
+                    "congested-cleared",
+                    Some(enq),
+                    format!(
+                        "{} starts a congestion stall for node {node} (queued at #{enq}) after node {node}'s balanced \
+                         path cleared PGDAT_CONGESTED at #{c}",
+                        pid_name(exec, *pid)
+                    ),
+                ));
+            }
+        }
+    }
+    // (b) after the node's last balanced path (with no later set) the bit is clear.
+    let Final::KswapdStall(fin) = exec.fin;
+    for (n, &set) in fin.congested.iter().enumerate() {
+        let node = n as i32;
+        let last_bal =
+            exec.events.iter().rposition(|(_, e)| matches!(e, Event::ZoneBalanced { node: x, .. } if *x == node));
+        let last_set = exec.events.iter().rposition(|(_, e)| *e == Event::CongestedSet { node });
+        if let Some(b) = last_bal {
+            if set && last_set.is_none_or(|s| s < b) {
+                out.push(Violation::new(
+                    "congested-cleared",
+                    Some(b),
+                    format!("PGDAT_CONGESTED is still set on node {node} after its balanced path at #{b}"),
+                ));
+            }
+        }
+    }
+    out
+}
+
+pub(crate) fn lock_released(exec: &Exec) -> Vec<Violation> {
+    let mut out = Vec::new();
+    for (i, (pid, e)) in exec.events.iter().enumerate() {
+        match *e {
+            Event::LockLeaked { lock } => out.push(Violation::new(
+                "lock-released",
+                Some(i),
+                format!("{} ends holding {lock:?}", pid_name(exec, *pid)),
+            )),
+            Event::LockRecursion { lock } => out.push(Violation::new(
+                "lock-released",
+                Some(i),
+                format!("{} takes {lock:?} while already holding it (a self-deadlock)", pid_name(exec, *pid)),
+            )),
+            _ => {}
+        }
+    }
+    out
+}

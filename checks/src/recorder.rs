@@ -1,0 +1,145 @@
+//! The checker's ghost: records one execution's events and keeps the bookkeeping that lets
+//! the model tell a lost wakeup or a livelock from a bare deadlock.
+//!
+//! Everything here is plain `std` state, invisible to loom and shuttle: it adds no
+//! interleavings, and because the explorers run one model thread at a time and switch only
+//! at their own operations, each hook is atomic with the explored operation next to it.
+
+use std::collections::HashMap;
+use std::sync::{Mutex, MutexGuard};
+
+use mmmodel::event::Event;
+use mmmodel::ghost::{Ghost, Pid, SleepDecision};
+
+/// Limits for one execution.
+#[derive(Debug, Clone, Copy)]
+pub struct Bounds {
+    /// Loop heads one task may pass before the run is reported as not making progress.
+    pub step_bound: u64,
+}
+
+impl Default for Bounds {
+    fn default() -> Self {
+        Bounds { step_bound: 200 }
+    }
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    events: Vec<(Pid, Event)>,
+    /// Tasks that have finished.
+    finished: u32,
+    /// Tasks asleep with no timer and not yet woken.
+    sleeping: u32,
+    aborted: bool,
+    steps: Vec<u64>,
+    /// Per task, while every other task has finished: loop fingerprints seen, with the
+    /// iteration number and event index where each was first seen.
+    alone_history: Vec<HashMap<u64, (u64, usize)>>,
+}
+
+/// One execution's recorder.
+#[derive(Debug)]
+pub struct Recorder {
+    inner: Mutex<Inner>,
+    tasks: usize,
+    bounds: Bounds,
+}
+
+impl Recorder {
+    pub fn new(tasks: usize, bounds: Bounds) -> Self {
+        let inner = Inner {
+            steps: vec![0; tasks],
+            alone_history: vec![HashMap::new(); tasks],
+            ..Inner::default()
+        };
+        Recorder { inner: Mutex::new(inner), tasks, bounds }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        // A panic in model code must not make the recorder unusable for the report.
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn all(&self) -> u32 {
+        if self.tasks >= 32 {
+            u32::MAX
+        } else {
+            (1u32 << self.tasks) - 1
+        }
+    }
+
+    /// The events recorded so far.
+    pub fn events(&self) -> Vec<(Pid, Event)> {
+        self.lock().events.clone()
+    }
+
+    /// Take the events (at the end of an execution).
+    pub fn take_events(&self) -> Vec<(Pid, Event)> {
+        std::mem::take(&mut self.lock().events)
+    }
+
+    /// Nobody can wake the sleepers any more: record one `SleptForever`-causing abort.
+    fn settle(&self, g: &mut Inner) -> u32 {
+        if g.sleeping != 0 && (g.finished | g.sleeping) == self.all() {
+            g.aborted = true;
+            let unpark = g.sleeping;
+            g.sleeping = 0;
+            return unpark;
+        }
+        0
+    }
+}
+
+impl Ghost for Recorder {
+    const ENABLED: bool = true;
+
+    fn emit(&self, pid: Pid, ev: Event) {
+        self.lock().events.push((pid, ev));
+    }
+
+    fn loop_head(&self, pid: Pid, fingerprint: u64) -> bool {
+        let mut g = self.lock();
+        g.steps[pid] += 1;
+        let step = g.steps[pid];
+        if step > self.bounds.step_bound {
+            g.events.push((pid, Event::StepBound { steps: step - 1 }));
+            return false;
+        }
+        let others = self.all() & !(1 << pid);
+        if g.finished & others == others {
+            let at = g.events.len();
+            if let Some(&(first, _)) = g.alone_history[pid].get(&fingerprint) {
+                g.events.push((pid, Event::Livelock { period: (step - first) as usize }));
+                return false;
+            }
+            g.alone_history[pid].insert(fingerprint, (step, at));
+        } else {
+            g.alone_history[pid].clear();
+        }
+        true
+    }
+
+    fn untimed_sleep(&self, pid: Pid) -> SleepDecision {
+        let mut g = self.lock();
+        g.sleeping |= 1 << pid;
+        match self.settle(&mut g) {
+            0 => SleepDecision::Park,
+            unpark => SleepDecision::Abort { unpark: unpark & !(1 << pid) },
+        }
+    }
+
+    fn woken(&self, pid: Pid) {
+        self.lock().sleeping &= !(1 << pid);
+    }
+
+    fn task_exit(&self, pid: Pid) -> u32 {
+        let mut g = self.lock();
+        g.finished |= 1 << pid;
+        self.settle(&mut g)
+    }
+
+    fn aborted(&self) -> bool {
+        self.lock().aborted
+    }
+}

@@ -1,0 +1,133 @@
+//! Counterexamples for people: the race diagram (one column per thread, one protocol event
+//! per row, in interleaving order) and replay tokens.
+
+use mmmodel::event::Event;
+use mmmodel::ghost::Pid;
+
+use crate::engine::Engine;
+use crate::monitor::Violation;
+use crate::spec::RunSpec;
+
+/// Widest a column may be before its cells are cut.
+const MAX_COL: usize = 54;
+
+/// Render `events` as a race diagram. Rows are numbered by their index in the full trace
+/// (the `#n` in violation messages); `verbose` also shows detail events (wait-queue locks).
+pub fn race_diagram(comms: &[String], events: &[(Pid, Event)], violations: &[Violation], verbose: bool) -> String {
+    let marks: Vec<usize> = violations.iter().filter_map(|v| v.at).collect();
+    let rows: Vec<(usize, Pid, String)> = events
+        .iter()
+        .enumerate()
+        .filter(|(i, (_, e))| verbose || !e.is_detail() || marks.contains(i))
+        .map(|(i, (p, e))| (i, *p, e.to_string()))
+        .collect();
+    let mut width: Vec<usize> = comms.iter().enumerate().map(|(p, c)| format!("T{p} {c}").chars().count()).collect();
+    for (_, p, s) in &rows {
+        width[*p] = width[*p].max(s.chars().count().min(MAX_COL));
+    }
+    let mut out = String::new();
+    let num_w = events.len().to_string().len().max(2);
+    let mut header = format!("  {:>num_w$}  ", "#");
+    for (p, c) in comms.iter().enumerate() {
+        header.push_str(&pad(&format!("T{p} {c}"), width[p]));
+        header.push_str("  ");
+    }
+    out.push_str(header.trim_end());
+    out.push('\n');
+    let mut rule = format!("  {}  ", "-".repeat(num_w));
+    for w in &width {
+        rule.push_str(&"-".repeat(*w));
+        rule.push_str("  ");
+    }
+    out.push_str(rule.trim_end());
+    out.push('\n');
+    for (i, p, s) in rows {
+        let mark = if marks.contains(&i) { ">" } else { " " };
+        let mut line = format!("{mark} {i:>num_w$}  ");
+        for (q, w) in width.iter().enumerate() {
+            let cell = if q == p { cut(&s, *w) } else { String::new() };
+            line.push_str(&pad(&cell, *w));
+            line.push_str("  ");
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+fn pad(s: &str, w: usize) -> String {
+    let n = s.chars().count();
+    if n >= w {
+        s.to_string()
+    } else {
+        format!("{s}{}", " ".repeat(w - n))
+    }
+}
+
+fn cut(s: &str, w: usize) -> String {
+    if s.chars().count() <= w {
+        s.to_string()
+    } else {
+        let mut t: String = s.chars().take(w.saturating_sub(1)).collect();
+        t.push('…');
+        t
+    }
+}
+
+/// A replay token: which engine, which execution, and a fingerprint of the scenario it
+/// belongs to (a token applied to a different scenario is refused, not misread).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReplayToken {
+    pub engine_tag: String,
+    pub index: u64,
+    pub fingerprint: u32,
+}
+
+impl ReplayToken {
+    pub fn new(spec: &RunSpec, engine: Engine, index: u64) -> Self {
+        ReplayToken { engine_tag: engine_tag(engine), index, fingerprint: fingerprint(spec, engine) }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        let mut it = s.trim().rsplitn(3, '-');
+        let fp = u32::from_str_radix(it.next()?, 16).ok()?;
+        let index = it.next()?.parse().ok()?;
+        let engine_tag = it.next()?.to_string();
+        if engine_tag.is_empty() || !engine_tag.chars().all(|c| c.is_ascii_alphanumeric()) {
+            return None;
+        }
+        Some(ReplayToken { engine_tag, index, fingerprint: fp })
+    }
+
+    /// Does this token belong to `spec` explored by `engine`?
+    pub fn fits(&self, spec: &RunSpec, engine: Engine) -> bool {
+        self.engine_tag == engine_tag(engine) && self.fingerprint == fingerprint(spec, engine)
+    }
+}
+
+impl std::fmt::Display for ReplayToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}-{}-{:08x}", self.engine_tag, self.index, self.fingerprint)
+    }
+}
+
+fn engine_tag(e: Engine) -> String {
+    match e {
+        Engine::Loom { preemption_bound: None } => "loom".into(),
+        Engine::Loom { preemption_bound: Some(b) } => format!("loompb{b}"),
+        Engine::ShuttlePct { .. } => "pct".into(),
+        Engine::ShuttleRandom { .. } => "random".into(),
+        Engine::ShuttleDfs { .. } => "dfs".into(),
+    }
+}
+
+/// FNV-1a of everything that decides the exploration order and the monitors.
+fn fingerprint(spec: &RunSpec, engine: Engine) -> u32 {
+    let text = format!("mmcheck-replay-v1|{:?}|{:?}|{:?}|{:?}|{:?}", spec.model, spec.bounds, spec.invariants, spec.target, engine);
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in text.bytes() {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    (h ^ (h >> 32)) as u32
+}

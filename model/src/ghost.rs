@@ -1,0 +1,85 @@
+//! The checker's hooks into an execution ("ghost" state, in the model-checking sense).
+//!
+//! Protocol code reports what it does through a [`Ghost`]: typed [`Event`]s, loop heads (for
+//! the progress check), and the sleep/exit bookkeeping that lets the checker tell a lost
+//! wakeup from a deadlock without ever letting loom or shuttle block forever. Ghost state
+//! lives outside the explored memory, so it adds no interleavings; every hook is called
+//! right next to the explored operation it describes and is therefore atomic with it.
+//!
+//! The runtime build uses [`NoGhost`]: `ENABLED` is `false` and every hook is an empty
+//! `#[inline(always)]` function, so protocol code pays nothing for being checkable
+//! (`checks/benches/fast_path.rs` measures this).
+
+use crate::event::Event;
+
+/// A task's index in its scenario's thread list (at most [`MAX_TASKS`]).
+pub type Pid = usize;
+
+/// Tasks are tracked in `u32` bit masks.
+pub const MAX_TASKS: usize = 32;
+
+/// What a task about to sleep with no timer should do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SleepDecision {
+    /// Someone may still wake it: park.
+    Park,
+    /// Nobody is left who could wake it (every other task has finished or is asleep with no
+    /// timer). The checker has recorded the lost wakeup and ended the execution: unpark the
+    /// tasks in the mask (the other sleepers) and return.
+    Abort { unpark: u32 },
+}
+
+pub trait Ghost: Send + Sync + 'static {
+    /// `false` only for [`NoGhost`]; lets protocol code compile checker-only paths (seeded
+    /// mutants, lock-owner tracking) out of the runtime build.
+    const ENABLED: bool;
+
+    /// Record a protocol event of task `pid`.
+    fn emit(&self, pid: Pid, ev: Event);
+
+    /// Called at the head of every loop in protocol code, with a fingerprint of the state
+    /// the iteration starts from. Returns `false` when the checker has decided the loop
+    /// cannot make progress (it recorded a `progress` violation); the loop must then exit.
+    fn loop_head(&self, pid: Pid, fingerprint: u64) -> bool;
+
+    /// `pid` is about to sleep with no timer (timer model `never`).
+    fn untimed_sleep(&self, pid: Pid) -> SleepDecision;
+
+    /// A waker made `pid` runnable (`try_to_wake_up` succeeded).
+    fn woken(&self, pid: Pid);
+
+    /// `pid` has finished. Returns the sleepers to unpark because the checker ended the
+    /// execution (they can never be woken now), as for [`SleepDecision::Abort`].
+    fn task_exit(&self, pid: Pid) -> u32;
+
+    /// The checker has ended this execution (a lost wakeup was found).
+    fn aborted(&self) -> bool;
+}
+
+/// The runtime ghost: no checking at all.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct NoGhost;
+
+impl Ghost for NoGhost {
+    const ENABLED: bool = false;
+    #[inline(always)]
+    fn emit(&self, _pid: Pid, _ev: Event) {}
+    #[inline(always)]
+    fn loop_head(&self, _pid: Pid, _fingerprint: u64) -> bool {
+        true
+    }
+    #[inline(always)]
+    fn untimed_sleep(&self, _pid: Pid) -> SleepDecision {
+        SleepDecision::Park
+    }
+    #[inline(always)]
+    fn woken(&self, _pid: Pid) {}
+    #[inline(always)]
+    fn task_exit(&self, _pid: Pid) -> u32 {
+        0
+    }
+    #[inline(always)]
+    fn aborted(&self) -> bool {
+        false
+    }
+}

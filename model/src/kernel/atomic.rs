@@ -1,0 +1,96 @@
+//! Atomic and bit operations with the kernel's ordering rules (Documentation/atomic_t.txt,
+//! Documentation/atomic_bitops.txt), written on the platform's C11 atomics:
+//!
+//! * non-value-returning operations (`set_bit`, `clear_bit`, `atomic_inc`, `atomic_dec`) and
+//!   plain reads (`test_bit`, `atomic_read`, `READ_ONCE`) are unordered: `Relaxed`;
+//! * value-returning read-modify-writes (`cmpxchg`, `test_and_set_bit`,
+//!   `test_and_clear_bit`) are fully ordered: a full barrier before and after;
+//! * `smp_mb()` and `smp_mb__after_atomic()` are `fence(SeqCst)`.
+
+use core::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, SeqCst};
+
+use crate::platform::{Atomic, AtomicInt, Platform};
+
+/// `smp_mb()`.
+#[inline(always)]
+pub fn smp_mb<P: Platform>() {
+    P::fence(SeqCst)
+}
+
+/// `smp_mb__after_atomic()`: a full barrier after a non-value-returning atomic.
+#[allow(non_snake_case)]
+#[inline(always)]
+pub fn smp_mb__after_atomic<P: Platform>() {
+    P::fence(SeqCst)
+}
+
+/// `cmpxchg(ptr, old, new)`: fully ordered; returns the value found.
+#[inline(always)]
+pub fn cmpxchg<P: Platform>(v: &P::AtomicI32, old: i32, new: i32) -> i32 {
+    P::fence(SeqCst);
+    let found = match v.compare_exchange(old, new, AcqRel, Acquire) {
+        Ok(x) | Err(x) => x,
+    };
+    P::fence(SeqCst);
+    found
+}
+
+/// `READ_ONCE(x)` / a plain racy read of an int.
+#[inline(always)]
+pub fn read_once<P: Platform>(v: &P::AtomicI32) -> i32 {
+    v.load(Relaxed)
+}
+
+/// `atomic_read()`.
+#[inline(always)]
+pub fn atomic_read<P: Platform>(v: &P::AtomicI32) -> i32 {
+    v.load(Relaxed)
+}
+
+/// `atomic_inc()` (unordered).
+#[inline(always)]
+pub fn atomic_inc<P: Platform>(v: &P::AtomicI32) {
+    v.fetch_add(1, Relaxed);
+}
+
+/// `atomic_dec()` (unordered).
+#[inline(always)]
+pub fn atomic_dec<P: Platform>(v: &P::AtomicI32) {
+    v.fetch_sub(1, Relaxed);
+}
+
+/// `set_bit(nr, addr)` (unordered).
+#[inline(always)]
+pub fn set_bit<P: Platform>(nr: u32, addr: &P::AtomicU32) {
+    addr.fetch_or(1 << nr, Relaxed);
+}
+
+/// `clear_bit(nr, addr)` (unordered).
+#[inline(always)]
+pub fn clear_bit<P: Platform>(nr: u32, addr: &P::AtomicU32) {
+    addr.fetch_and(!(1 << nr), Relaxed);
+}
+
+/// `test_bit(nr, addr)` (a plain read).
+#[inline(always)]
+pub fn test_bit<P: Platform>(nr: u32, addr: &P::AtomicU32) -> bool {
+    addr.load(Relaxed) & (1 << nr) != 0
+}
+
+/// `test_and_set_bit(nr, addr)`: fully ordered.
+#[inline(always)]
+pub fn test_and_set_bit<P: Platform>(nr: u32, addr: &P::AtomicU32) -> bool {
+    P::fence(SeqCst);
+    let old = addr.fetch_or(1 << nr, AcqRel);
+    P::fence(SeqCst);
+    old & (1 << nr) != 0
+}
+
+/// `test_and_clear_bit(nr, addr)`: fully ordered.
+#[inline(always)]
+pub fn test_and_clear_bit<P: Platform>(nr: u32, addr: &P::AtomicU32) -> bool {
+    P::fence(SeqCst);
+    let old = addr.fetch_and(!(1 << nr), AcqRel);
+    P::fence(SeqCst);
+    old & (1 << nr) != 0
+}

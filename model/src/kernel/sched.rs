@@ -1,0 +1,256 @@
+//! `current`, task states, `try_to_wake_up` and `io_schedule_timeout`
+//! (kernel/sched/core.c, include/linux/sched.h, kernel/time/timer.c).
+//!
+//! A task's state is an atomic. `set_current_state()` is a store plus a full barrier
+//! (`smp_store_mb`); `try_to_wake_up()` issues a full barrier, then moves a sleeping task to
+//! `TASK_RUNNING` if its state matches the wake mode, and unparks it. The timer of
+//! `schedule_timeout()` expires through the same transition, so a wake and an expiry race
+//! exactly as in the kernel: whoever moves the state first wins.
+//!
+//! Time is not modelled by loom or shuttle, so *when* the timer expires is an explorer choice
+//! ([`TimerModel`]).
+
+use core::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, SeqCst};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+use crate::event::Event;
+use crate::ghost::{Ghost, Pid, SleepDecision};
+use crate::platform::{Atomic, Platform};
+
+pub const TASK_RUNNING: u32 = 0;
+pub const TASK_INTERRUPTIBLE: u32 = 1;
+pub const TASK_UNINTERRUPTIBLE: u32 = 2;
+/// The wake mode of `wake_up()`: both sleeping states.
+pub const TASK_NORMAL: u32 = TASK_INTERRUPTIBLE | TASK_UNINTERRUPTIBLE;
+
+/// When a sleeping task's timer expires.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimerModel {
+    /// Never: the sleeper waits only for a wake-up. A sleeper that nobody will wake is a lost
+    /// wakeup (reported by the checker, never as a bare deadlock).
+    Never,
+    /// At any point the explorer chooses: the expiry is a separate explored step that races
+    /// with every waker. A timed sleeper is never deadlocked.
+    AnyTime,
+    /// Real time (the `std` runtime): a jiffy lasts `jiffy`.
+    Real { jiffy: Duration },
+}
+
+impl TimerModel {
+    pub fn name(self) -> &'static str {
+        match self {
+            TimerModel::Never => "never",
+            TimerModel::AnyTime => "any-time",
+            TimerModel::Real { .. } => "real",
+        }
+    }
+}
+
+/// The model's `task_struct`: what a waker needs to reach a task.
+pub struct Task<P: Platform> {
+    pub pid: Pid,
+    /// The role's name in traces: `kswapd0`, `writer`, `compactor` …
+    pub comm: String,
+    /// `task->state`.
+    pub state: P::AtomicU32,
+    /// The sleeping state the task last set for itself (owner-only bookkeeping, so that the
+    /// timer's expiry can be the single compare-and-swap the kernel's is).
+    sleep_state: std::sync::atomic::AtomicU32,
+    /// The thread to unpark; registered by the task itself when it starts.
+    thread: OnceLock<P::Thread>,
+}
+
+impl<P: Platform> Task<P> {
+    pub fn new(pid: Pid, comm: String) -> Self {
+        Task {
+            pid,
+            comm,
+            state: P::AtomicU32::new(TASK_RUNNING),
+            sleep_state: std::sync::atomic::AtomicU32::new(TASK_RUNNING),
+            thread: OnceLock::new(),
+        }
+    }
+    fn unpark(&self) {
+        if let Some(t) = self.thread.get() {
+            P::unpark(t);
+        }
+    }
+}
+
+/// The scheduler side of one run: every task, the timer model and the checker's ghost.
+pub struct Sched<P: Platform> {
+    pub tasks: Vec<Task<P>>,
+    pub timer: TimerModel,
+    pub ghost: Arc<P::Ghost>,
+}
+
+impl<P: Platform> Sched<P> {
+    pub fn new(comms: Vec<String>, timer: TimerModel, ghost: Arc<P::Ghost>) -> Self {
+        let tasks = comms.into_iter().enumerate().map(|(pid, c)| Task::new(pid, c)).collect();
+        Sched { tasks, timer, ghost }
+    }
+
+    /// `current` for task `pid`; call it on the task's own thread (it registers the thread).
+    pub fn enter(&self, pid: Pid) -> Current<'_, P> {
+        let task = &self.tasks[pid];
+        let _ = task.thread.set(P::current());
+        Current { sched: self, task }
+    }
+
+    fn unpark_mask(&self, mask: u32) {
+        for t in &self.tasks {
+            if mask & (1 << t.pid) != 0 {
+                t.unpark();
+            }
+        }
+    }
+}
+
+/// The kernel's `current`: the running task, and the run it belongs to.
+pub struct Current<'a, P: Platform> {
+    pub sched: &'a Sched<P>,
+    pub task: &'a Task<P>,
+}
+
+impl<'a, P: Platform> Current<'a, P> {
+    #[inline(always)]
+    pub fn pid(&self) -> Pid {
+        self.task.pid
+    }
+    /// Report a protocol event (a no-op in the runtime build).
+    #[inline(always)]
+    pub fn emit(&self, ev: Event) {
+        if P::Ghost::ENABLED {
+            self.sched.ghost.emit(self.task.pid, ev)
+        }
+    }
+    /// A loop head: `false` means the checker stopped this loop (see [`Ghost::loop_head`]).
+    #[inline(always)]
+    pub fn loop_head(&self, fingerprint: u64) -> bool {
+        !P::Ghost::ENABLED || self.sched.ghost.loop_head(self.task.pid, fingerprint)
+    }
+    /// `do_exit()`: the task is done. Lets the checker settle sleepers nobody can wake.
+    pub fn exit(&self) {
+        if P::Ghost::ENABLED {
+            let unpark = self.sched.ghost.task_exit(self.task.pid);
+            self.sched.unpark_mask(unpark);
+        }
+    }
+}
+
+/// `set_current_state(state)`: `smp_store_mb(current->state, state)`.
+#[inline(always)]
+pub fn set_current_state<P: Platform>(cur: &Current<P>, state: u32) {
+    cur.task.sleep_state.store(state, Relaxed);
+    cur.task.state.store(state, Relaxed);
+    P::fence(SeqCst);
+}
+
+/// `__set_current_state(state)`: a plain store, no barrier.
+#[inline(always)]
+pub fn __set_current_state<P: Platform>(cur: &Current<P>, state: u32) {
+    cur.task.state.store(state, Relaxed);
+}
+
+/// `try_to_wake_up(p, state)`: if `p` sleeps in a state in `mode`, make it runnable and
+/// kick it. Returns whether it did. Full barrier before reading `p->state` (it pairs with
+/// the one in `set_current_state`).
+pub fn try_to_wake_up<P: Platform>(sched: &Sched<P>, p: &Task<P>, mode: u32) -> bool {
+    P::fence(SeqCst);
+    let mut expected = TASK_INTERRUPTIBLE;
+    loop {
+        if expected & mode == 0 {
+            return false;
+        }
+        match p.state.compare_exchange(expected, TASK_RUNNING, AcqRel, Relaxed) {
+            Ok(_) => break,
+            // A sleeper in the other sleeping state: try that one (at most once more).
+            Err(s) if s != TASK_RUNNING && s != expected => expected = s,
+            Err(_) => return false,
+        }
+    }
+    if P::Ghost::ENABLED {
+        sched.ghost.woken(p.pid);
+    }
+    p.unpark();
+    true
+}
+
+/// `io_schedule_timeout(timeout)` (and `schedule_timeout`): sleep until woken or until
+/// `timeout` jiffies pass, unless a waker already made the task runnable. Returns the
+/// jiffies left (0 when the timer expired).
+pub fn io_schedule_timeout<P: Platform>(cur: &Current<P>, timeout: u64) -> u64 {
+    let task = cur.task;
+    let sleep_state = task.sleep_state.load(Relaxed);
+    cur.emit(Event::Schedule { timeout });
+    match cur.sched.timer {
+        TimerModel::AnyTime => {
+            // The timer's expiry is this one explored step; the explorer decides whether a
+            // waker's try_to_wake_up comes before it (woken) or after it (timed out).
+            match task.state.compare_exchange(sleep_state, TASK_RUNNING, AcqRel, Acquire) {
+                Ok(_) => {
+                    cur.emit(Event::TimedOut { jiffies: timeout });
+                    0
+                }
+                Err(_) => {
+                    cur.emit(Event::Woken);
+                    timeout
+                }
+            }
+        }
+        TimerModel::Never => loop {
+            if task.state.load(Acquire) == TASK_RUNNING {
+                cur.emit(Event::Woken);
+                return timeout;
+            }
+            if P::Ghost::ENABLED {
+                let ghost = &cur.sched.ghost;
+                if ghost.aborted() {
+                    return slept_forever(cur);
+                }
+                match ghost.untimed_sleep(task.pid) {
+                    SleepDecision::Park => {}
+                    SleepDecision::Abort { unpark } => {
+                        cur.sched.unpark_mask(unpark);
+                        return slept_forever(cur);
+                    }
+                }
+            }
+            P::park();
+        },
+        TimerModel::Real { jiffy } => {
+            let deadline = Instant::now() + jiffy * timeout as u32;
+            loop {
+                if task.state.load(Acquire) == TASK_RUNNING {
+                    cur.emit(Event::Woken);
+                    let left = deadline.saturating_duration_since(Instant::now());
+                    return (left.as_nanos() / jiffy.as_nanos().max(1)) as u64;
+                }
+                let now = Instant::now();
+                if now >= deadline {
+                    // process_timeout(): wake_up_process(), racing with any waker.
+                    return match task.state.compare_exchange(sleep_state, TASK_RUNNING, AcqRel, Acquire) {
+                        Ok(_) => {
+                            cur.emit(Event::TimedOut { jiffies: timeout });
+                            0
+                        }
+                        Err(_) => {
+                            cur.emit(Event::Woken);
+                            0
+                        }
+                    };
+                }
+                P::park_timeout(deadline - now);
+            }
+        }
+    }
+}
+
+/// Timer model `never`: the checker found that nobody can wake this task. Record it and let
+/// the task run on as if woken, so the execution can end.
+fn slept_forever<P: Platform>(cur: &Current<P>) -> u64 {
+    cur.emit(Event::SleptForever);
+    cur.task.state.store(TASK_RUNNING, Relaxed);
+    0
+}

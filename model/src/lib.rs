@@ -1,0 +1,21 @@
+//! # mmcheck model
+//!
+//! Two Linux memory-management synchronisation protocols by Mel Gorman, written once as Rust
+//! code generic over a [`platform::Platform`], so that the code the checkers explore (loom,
+//! shuttle) is the code that runs on real threads:
+//!
+//! * [`reclaim`]: the 2016 tree_lock series: `kswapd_exclusive`, `kswapd_contended_wait`,
+//!   PGDAT_CONGESTED and `wait_iff_congested()`;
+//! * [`compaction`]: "mm, compaction: finish pageblock scanning on contention" (5.1) and the
+//!   versions around it.
+//!
+//! Kernel primitives (`current`, task states, spinlocks, wait queues, atomics and bitops) are
+//! in [`kernel`], named as the kernel names them. What the checker sees of a run is reported
+//! through [`ghost::Ghost`] as [`event::Event`]s.
+
+pub mod event;
+pub mod ghost;
+pub mod kernel;
+pub mod mutation;
+pub mod platform;
+pub mod reclaim;

@@ -1,0 +1,178 @@
+//! The platform seam: everything the protocol code needs from the machine.
+//!
+//! Protocol code (`crate::reclaim`, `crate::compaction`) is written once, generic over
+//! [`Platform`]. Three implementations sit below the seam:
+//!
+//! * [`Std`]: real threads and `std::sync::atomic`. This is the runtime build; it has no
+//!   dependency on loom or shuttle and, with the default [`NoGhost`], the checking hooks
+//!   compile to nothing.
+//! * `Loom` (cargo feature `loom`): loom's atomics, mutex and threads, so loom can explore
+//!   every interleaving and the C11 weak-memory behaviours it models.
+//! * `Shuttle` (cargo feature `shuttle`): shuttle's atomics, mutex and threads, for
+//!   randomised (PCT, random) and bounded DFS exploration of larger configurations.
+//!
+//! The kernel's `smp_mb()` is written `P::fence(SeqCst)` (never as SeqCst loads/stores,
+//! which loom treats as AcqRel). Kernel spinlocks are [`RawSpinLock`]s that *block* under
+//! loom and shuttle (a mutex), because a spin loop explodes loom's search while mutual
+//! exclusion is all the verdicts depend on.
+//!
+//! Each platform is also parameterised by a [`Ghost`]: the checker's view of an
+//! execution (protocol events, lock ownership, sleepers, loop bounds). Ghost state is kept
+//! outside the explored memory: it adds no interleavings and is updated atomically with the
+//! explored operation next to it.
+
+use core::sync::atomic::Ordering;
+use core::time::Duration;
+
+use crate::ghost::Ghost;
+
+mod std_impl;
+pub use std_impl::{Std, StdSpinLock};
+
+#[cfg(feature = "loom")]
+mod loom_impl;
+#[cfg(feature = "loom")]
+pub use loom_impl::{Loom, LoomSpinLock};
+
+#[cfg(feature = "shuttle")]
+mod shuttle_impl;
+#[cfg(feature = "shuttle")]
+pub use shuttle_impl::{Shuttle, ShuttleSpinLock};
+
+/// An atomic cell of `T` with explicit orderings (the subset of `core::sync::atomic` the
+/// protocols use).
+pub trait Atomic<T: Copy>: Send + Sync + 'static {
+    fn new(v: T) -> Self;
+    fn load(&self, order: Ordering) -> T;
+    fn store(&self, v: T, order: Ordering);
+    fn swap(&self, v: T, order: Ordering) -> T;
+    fn compare_exchange(&self, current: T, new: T, success: Ordering, failure: Ordering)
+        -> Result<T, T>;
+}
+
+/// Integer atomics: arithmetic and bit operations (the kernel's `atomic_inc`, `set_bit` …).
+pub trait AtomicInt<T: Copy>: Atomic<T> {
+    fn fetch_add(&self, v: T, order: Ordering) -> T;
+    fn fetch_sub(&self, v: T, order: Ordering) -> T;
+    fn fetch_or(&self, v: T, order: Ordering) -> T;
+    fn fetch_and(&self, v: T, order: Ordering) -> T;
+}
+
+/// A kernel spinlock as the platform provides it: `spin_trylock`, `spin_lock`,
+/// `spin_unlock`. Under loom and shuttle `lock` blocks (see the module docs).
+/// `unlock` must be called by the holder.
+pub trait RawSpinLock: Send + Sync + 'static {
+    /// `trylock`: whether `try_lock` will ever be called on this lock (the loom platform keeps
+    /// extra state for those).
+    fn new(trylock: bool) -> Self;
+    fn try_lock(&self) -> bool;
+    fn lock(&self);
+    fn unlock(&self);
+}
+
+/// A spawned thread's handle.
+pub trait Join: Send + 'static {
+    fn join(self);
+}
+
+/// The machine the protocol runs on.
+pub trait Platform: Sized + Send + Sync + 'static {
+    /// Short name for reports: `std`, `loom`, `shuttle`.
+    const NAME: &'static str;
+    /// The checker hooks of this platform instance.
+    type Ghost: Ghost;
+
+    type AtomicBool: Atomic<bool>;
+    type AtomicI32: AtomicInt<i32>;
+    type AtomicU32: AtomicInt<u32>;
+    type AtomicU64: AtomicInt<u64>;
+    type SpinLock: RawSpinLock;
+    /// A handle that can unpark a parked thread.
+    type Thread: Clone + Send + Sync + 'static;
+    type JoinHandle: Join;
+
+    /// A memory fence; `fence(SeqCst)` is the kernel's `smp_mb()`.
+    fn fence(order: Ordering);
+    fn spawn<F: FnOnce() + Send + 'static>(name: String, f: F) -> Self::JoinHandle;
+    fn current() -> Self::Thread;
+    /// Block until unparked (may return spuriously; callers loop on their condition).
+    fn park();
+    /// Block until unparked or `timeout` elapses. Only the `std` platform has time; under
+    /// loom and shuttle time is an explorer choice made by the protocol's timer model
+    /// (`crate::kernel::sched::TimerModel`), and this is `park`.
+    fn park_timeout(timeout: Duration);
+    fn unpark(thread: &Self::Thread);
+    /// `cond_resched()` / a spin-loop hint: lets the explorer run someone else.
+    fn yield_now();
+}
+
+macro_rules! forward_atomic {
+    ($wrapper:ty, $inner:ty, $t:ty) => {
+        impl $crate::platform::Atomic<$t> for $wrapper {
+            #[inline(always)]
+            fn new(v: $t) -> Self {
+                <$inner>::new(v)
+            }
+            #[inline(always)]
+            fn load(&self, order: core::sync::atomic::Ordering) -> $t {
+                <$inner>::load(self, order)
+            }
+            #[inline(always)]
+            fn store(&self, v: $t, order: core::sync::atomic::Ordering) {
+                <$inner>::store(self, v, order)
+            }
+            #[inline(always)]
+            fn swap(&self, v: $t, order: core::sync::atomic::Ordering) -> $t {
+                <$inner>::swap(self, v, order)
+            }
+            #[inline(always)]
+            fn compare_exchange(
+                &self,
+                current: $t,
+                new: $t,
+                success: core::sync::atomic::Ordering,
+                failure: core::sync::atomic::Ordering,
+            ) -> Result<$t, $t> {
+                <$inner>::compare_exchange(self, current, new, success, failure)
+            }
+        }
+    };
+}
+
+macro_rules! forward_atomic_int {
+    ($inner:ty, $t:ty) => {
+        $crate::platform::forward_atomic!($inner, $inner, $t);
+        impl $crate::platform::AtomicInt<$t> for $inner {
+            #[inline(always)]
+            fn fetch_add(&self, v: $t, order: core::sync::atomic::Ordering) -> $t {
+                <$inner>::fetch_add(self, v, order)
+            }
+            #[inline(always)]
+            fn fetch_sub(&self, v: $t, order: core::sync::atomic::Ordering) -> $t {
+                <$inner>::fetch_sub(self, v, order)
+            }
+            #[inline(always)]
+            fn fetch_or(&self, v: $t, order: core::sync::atomic::Ordering) -> $t {
+                <$inner>::fetch_or(self, v, order)
+            }
+            #[inline(always)]
+            fn fetch_and(&self, v: $t, order: core::sync::atomic::Ordering) -> $t {
+                <$inner>::fetch_and(self, v, order)
+            }
+        }
+    };
+}
+
+/// Implements the atomic traits for one family of atomics (`std`, `loom` or `shuttle`).
+macro_rules! atomics_for {
+    ($m:path) => {
+        const _: () = {
+            use $m as a;
+            $crate::platform::forward_atomic!(a::AtomicBool, a::AtomicBool, bool);
+            $crate::platform::forward_atomic_int!(a::AtomicI32, i32);
+            $crate::platform::forward_atomic_int!(a::AtomicU32, u32);
+            $crate::platform::forward_atomic_int!(a::AtomicU64, u64);
+        };
+    };
+}
+pub(crate) use {atomics_for, forward_atomic, forward_atomic_int};

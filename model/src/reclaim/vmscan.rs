@@ -1,0 +1,213 @@
+//! mm/vmscan.c with patches 3/4 and 4/4 of the 2016 tree_lock series.
+//!
+//! Kernel reference: `../shared/docs/kernel-reference.md` A.2 (`remove_mapping_list`), A.3
+//! (`zone_balanced` and its callers), A.6 (kswapd's sleep). Where the model leaves something
+//! out, the comment says so and why it does not change the verdicts.
+
+use core::sync::atomic::Ordering::{Acquire, Relaxed, Release};
+
+use super::backing_dev::wait_iff_congested;
+use super::{Reclaim, Variant, PGDAT_CONGESTED};
+use crate::event::{Event, NUMA_NO_NODE};
+use crate::kernel::atomic::{clear_bit, cmpxchg, read_once, set_bit, smp_mb__after_atomic};
+use crate::kernel::sched::{io_schedule_timeout, Current, TASK_INTERRUPTIBLE};
+use crate::kernel::spinlock::{spin_lock, spin_trylock, spin_unlock};
+use crate::kernel::wait::{finish_wait, prepare_to_wait, wake_up_interruptible};
+use crate::kernel::HZ;
+use crate::mutation::Mutation;
+use crate::platform::{Atomic, AtomicInt, Platform};
+
+/// The pages `shrink_page_list()` queued for one `remove_mapping_list()` call: `nr_pages`
+/// locked, unmapped pages of the one file, all on node `nid` (one run of one mapping, so one
+/// tree_lock hold; patch 1/4 batches the removal this way).
+#[derive(Debug, Clone, Copy)]
+pub struct MappingList {
+    pub nid: i32,
+    pub nr_pages: u32,
+}
+
+/// `remove_mapping_list()` (patch 1/4, contended path from 3/4 and 4/4) for one mapping run:
+/// take tree_lock, stalling a contending kswapd once, then `__remove_mapping()` every page.
+///
+/// Direct reclaim and the exclusive kswapd take tree_lock with a blocking spin_lock. Any
+/// other kswapd trylocks; on failure it races `cmpxchg(&kswapd_exclusive, NUMA_NO_NODE,
+/// nid)`: the winner becomes exclusive and spins; a loser (4/4: sets PGDAT_CONGESTED and)
+/// sleeps once on `kswapd_contended_wait` for up to HZ/100, then spins.
+pub fn remove_mapping_list<P: Platform>(k: &Reclaim<P>, cur: &Current<P>, pages: MappingList, is_kswapd: bool) {
+    let nid = pages.nid;
+    let tree_lock = &k.mapping.tree_lock;
+    let mut won_exclusive = false;
+
+    if k.mutated(Mutation::KswapdInfiniteLoop) && is_kswapd {
+        // The liveness self-test: reclaim that never ends and never changes anything.
+        while cur.loop_head(0) {
+            P::yield_now(); // cond_resched()
+        }
+        return;
+    }
+
+    let exclusive = !k.mutated(Mutation::ExclusiveTrylocks) && nid == read_once::<P>(&k.kswapd_exclusive);
+    if !is_kswapd || exclusive {
+        if is_kswapd {
+            cur.emit(Event::ExclusiveFastPath { node: nid });
+        }
+        spin_lock(cur, tree_lock);
+    } else if !spin_trylock(cur, tree_lock) {
+        // "Account for trylock contentions in kswapd": race to become the exclusive kswapd.
+        let owner = claim_exclusive(k, cur, nid);
+        if owner != NUMA_NO_NODE {
+            cur.emit(Event::CmpxchgLost { node: nid, owner });
+            // 4/4: "Tag the pgdat as congested" so direct reclaimers stall in wait_iff_congested.
+            if k.cfg.variant.sets_pgdat_congested() {
+                set_bit::<P>(PGDAT_CONGESTED, &k.pgdat[nid as usize].flags);
+                cur.emit(Event::CongestedSet { node: nid });
+            }
+            // "Stall kswapd once for 10ms on contention".
+            contended_stall(k, cur, nid);
+            if k.mutated(Mutation::StallTwice) {
+                contended_stall(k, cur, nid);
+            }
+            if k.mutated(Mutation::StallUntilFree) {
+                while read_once::<P>(&k.kswapd_exclusive) != NUMA_NO_NODE && cur.loop_head(1) {
+                    contended_stall(k, cur, nid);
+                }
+            }
+        } else {
+            won_exclusive = true;
+        }
+        spin_lock(cur, tree_lock);
+    }
+
+    // __remove_mapping() for each page: the work done under tree_lock.
+    k.mapping.nrpages.fetch_sub(pages.nr_pages as u64, Relaxed);
+    cur.emit(Event::RemovedPages { pages: pages.nr_pages });
+
+    if won_exclusive && k.mutated(Mutation::ExclusiveKeepsLock) {
+        return;
+    }
+    spin_unlock(cur, tree_lock);
+}
+
+/// `cmpxchg(&kswapd_exclusive, NUMA_NO_NODE, nid)`: returns NUMA_NO_NODE if this kswapd is
+/// now exclusive, or the owner it found.
+fn claim_exclusive<P: Platform>(k: &Reclaim<P>, cur: &Current<P>, nid: i32) -> i32 {
+    if k.mutated(Mutation::StoreNotCmpxchg) {
+        // Seeded bug: a plain store (a swap, so the trace can show what it overwrote).
+        let prev = k.kswapd_exclusive.swap(nid, Relaxed);
+        cur.emit(Event::CmpxchgWon { node: nid, prev });
+        return NUMA_NO_NODE;
+    }
+    let owner = cmpxchg::<P>(&k.kswapd_exclusive, NUMA_NO_NODE, nid);
+    if owner == NUMA_NO_NODE {
+        cur.emit(Event::CmpxchgWon { node: nid, prev: owner });
+    }
+    owner
+}
+
+/// The loser's one bounded stall: `prepare_to_wait(&kswapd_contended_wait, &wait,
+/// TASK_INTERRUPTIBLE); io_schedule_timeout(HZ/100); finish_wait(...)`. The posted patch
+/// re-checks nothing; `recheck` skips the sleep when the owner it lost to has gone.
+fn contended_stall<P: Platform>(k: &Reclaim<P>, cur: &Current<P>, nid: i32) {
+    let wq = &k.kswapd_contended_wait;
+    let still_owned = |k: &Reclaim<P>| {
+        let owner = read_once::<P>(&k.kswapd_exclusive);
+        owner != NUMA_NO_NODE && owner != nid
+    };
+    let mut sleep = true;
+    if k.cfg.variant.rechecks() && k.mutated(Mutation::RecheckBeforeEnqueue) {
+        sleep = still_owned(k);
+        cur.emit(Event::Recheck { wq: wq.name, sleeps: sleep });
+    }
+    prepare_to_wait(cur, wq, TASK_INTERRUPTIBLE);
+    if k.cfg.variant.rechecks() && !k.mutated(Mutation::RecheckBeforeEnqueue) {
+        sleep = still_owned(k);
+        cur.emit(Event::Recheck { wq: wq.name, sleeps: sleep });
+    }
+    if sleep {
+        io_schedule_timeout(cur, HZ / 100);
+    }
+    finish_wait(cur, wq);
+}
+
+/// `zone_balanced()` on its balanced path (the watermark check passed), with 3/4's release:
+/// clear PGDAT_CONGESTED, and if this node is the exclusive kswapd's, reset
+/// `kswapd_exclusive` and `wake_up_interruptible(&kswapd_contended_wait)`. The wake happens
+/// even if the cmpxchg failed; there is no `waitqueue_active()` test.
+///
+/// PGDAT_DIRTY is cleared here too in 4.8; no role reads it, so the model leaves it out.
+pub fn zone_balanced<P: Platform>(k: &Reclaim<P>, cur: &Current<P>, nid: i32, by_kswapd: bool) -> bool {
+    cur.emit(Event::ZoneBalanced { node: nid, by_kswapd });
+    if !k.mutated(Mutation::BalancedKeepsCongested) {
+        clear_bit::<P>(PGDAT_CONGESTED, &k.pgdat[nid as usize].flags);
+        if k.cfg.variant == Variant::Recheck {
+            // Pairs with set_current_state() in wait_iff_congested()'s re-check.
+            smp_mb__after_atomic::<P>();
+        }
+        cur.emit(Event::CongestedCleared { node: nid });
+    }
+    if nid == read_once::<P>(&k.kswapd_exclusive) {
+        if k.mutated(Mutation::WakeBeforeReset) {
+            wake_up_interruptible(cur, &k.kswapd_contended_wait);
+            release_exclusive(k, cur, nid);
+        } else {
+            release_exclusive(k, cur, nid);
+            if !k.mutated(Mutation::ReleaseWithoutWake) {
+                wake_up_interruptible(cur, &k.kswapd_contended_wait);
+            }
+        }
+    }
+    true
+}
+
+/// `cmpxchg(&kswapd_exclusive, nid, NUMA_NO_NODE)`.
+fn release_exclusive<P: Platform>(k: &Reclaim<P>, cur: &Current<P>, nid: i32) {
+    let prev = cmpxchg::<P>(&k.kswapd_exclusive, nid, NUMA_NO_NODE);
+    cur.emit(Event::Released { node: nid, prev });
+}
+
+/// `wakeup_kswapd()` by an allocating task: if the node's kswapd is asleep
+/// (`waitqueue_active(&pgdat->kswapd_wait)`) and the zone is balanced, return; this runs the
+/// release in a task that is not kswapd. (The final `wake_up_interruptible(&pgdat->kswapd_wait)`
+/// concerns kswapd's own sleep, which the model does not follow, and is left out.)
+pub fn wakeup_kswapd<P: Platform>(k: &Reclaim<P>, cur: &Current<P>, nid: i32) {
+    let asleep = k.pgdat[nid as usize].kswapd_asleep.load(Acquire);
+    cur.emit(Event::WakeupKswapd { node: nid, kswapd_asleep: asleep });
+    if !asleep {
+        return;
+    }
+    zone_balanced(k, cur, nid, false);
+}
+
+/// kswapd of `nid`: `batches` rounds of `shrink_page_list()` ending in `remove_mapping_list()`,
+/// then `kswapd_try_to_sleep()`: `prepare_to_wait(&pgdat->kswapd_wait)` and, if
+/// `balances`, `prepare_kswapd_sleep()` finding the node balanced. The indefinite sleep that
+/// follows is where the model's kswapd ends.
+pub fn kswapd<P: Platform>(k: &Reclaim<P>, cur: &Current<P>, nid: i32, batches: u32, pages: u32, balances: bool) {
+    for _ in 0..batches {
+        remove_mapping_list(k, cur, MappingList { nid, nr_pages: pages }, true);
+    }
+    k.pgdat[nid as usize].kswapd_asleep.store(true, Release);
+    cur.emit(Event::KswapdSleep { node: nid });
+    if balances {
+        zone_balanced(k, cur, nid, true);
+    }
+}
+
+/// A heavy writer of the file: each `add_to_page_cache` takes tree_lock (blocking).
+pub fn writer<P: Platform>(k: &Reclaim<P>, cur: &Current<P>, holds: u32) {
+    for _ in 0..holds {
+        spin_lock(cur, &k.mapping.tree_lock);
+        k.mapping.nrpages.fetch_add(1, Relaxed);
+        cur.emit(Event::AddedPage);
+        spin_unlock(cur, &k.mapping.tree_lock);
+    }
+}
+
+/// Direct reclaim on `nid`: `shrink_page_list()` → `remove_mapping_list()` (blocking
+/// spin_lock), then `shrink_inactive_list()`'s `wait_iff_congested(pgdat, BLK_RW_ASYNC, HZ/10)`.
+pub fn direct_reclaim<P: Platform>(k: &Reclaim<P>, cur: &Current<P>, nid: i32, batches: u32, pages: u32) {
+    for _ in 0..batches {
+        remove_mapping_list(k, cur, MappingList { nid, nr_pages: pages }, false);
+        wait_iff_congested(k, cur, nid, HZ / 10);
+    }
+}
