@@ -5,8 +5,10 @@
 
 pub mod check;
 pub mod engine;
+pub mod matrix;
 pub mod monitor;
 pub mod recorder;
 pub mod scenario;
+pub mod selftest;
 pub mod spec;
 pub mod trace;

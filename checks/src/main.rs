@@ -10,6 +10,7 @@ use clap::{Parser, Subcommand};
 use mmcheck::check::{check, Report, RunOptions, Verdict};
 use mmcheck::scenario::{self, Scenario, ScenarioError};
 use mmcheck::trace::ReplayToken;
+use mmmodel::mutation::{ModelKind, Mutation};
 
 #[derive(Parser)]
 #[command(name = "mmcheck", version, about = "Model-check Linux mm synchronisation protocols (kswapd tree_lock stall, compaction contention)")]
@@ -37,6 +38,29 @@ enum Cmd {
         #[arg(long)]
         traces: bool,
     },
+    /// For each model, invariants x variants: holds or violated, with the evidence, built by
+    /// checking the shipped scenarios (default: scenarios/, without mutants/ and heavy/).
+    Matrix {
+        /// Only this model (kswapd-stall or compaction).
+        #[arg(long)]
+        model: Option<String>,
+        /// Scenario files or folders to build the matrix from.
+        paths: Vec<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run every seeded mutant (scenarios/mutants/) and show which check catches it; exits 1 if
+    /// any survives.
+    Selftest {
+        /// Only list the mutants.
+        #[arg(long)]
+        list: bool,
+        /// The folder of mutant scenarios (default: scenarios/mutants).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 fn main() -> ExitCode {
@@ -45,16 +69,29 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.cmd {
         Cmd::Check { paths, json, replay, verbose, traces } => cmd_check(paths, json, replay, verbose, traces),
+        Cmd::Matrix { model, paths, json } => cmd_matrix(model, paths, json),
+        Cmd::Selftest { list, dir, json } => cmd_selftest(list, dir, json),
     }
 }
 
-fn default_scenarios() -> PathBuf {
+/// `scenarios/` in the current directory, or the repository's when run from elsewhere.
+fn scenarios_root() -> PathBuf {
     let here = PathBuf::from("scenarios");
     if here.is_dir() {
         here
     } else {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios")
     }
+}
+
+/// The default scenario set: everything under scenarios/ except the opt-in heavy runs.
+fn default_scenario_paths() -> Vec<PathBuf> {
+    let root = scenarios_root();
+    let mut v: Vec<PathBuf> = std::fs::read_dir(&root)
+        .map(|rd| rd.flatten().map(|e| e.path()).filter(|p| p.file_name().is_some_and(|n| n != "heavy")).collect())
+        .unwrap_or_else(|_| vec![root.clone()]);
+    v.sort();
+    v
 }
 
 /// Parse every scenario; on any error print them all and return `Err(exit code 2)`.
@@ -103,7 +140,7 @@ fn progress_bar(enabled: bool) -> (Option<indicatif::ProgressBar>, Option<Arc<dy
 }
 
 fn cmd_check(paths: Vec<PathBuf>, json: bool, replay: Option<String>, verbose: bool, traces: bool) -> ExitCode {
-    let paths = if paths.is_empty() { vec![default_scenarios()] } else { paths };
+    let paths = if paths.is_empty() { default_scenario_paths() } else { paths };
     let scenarios = match load_all(&paths) {
         Ok(s) => s,
         Err(code) => return code,
@@ -227,4 +264,112 @@ fn print_detail(r: &Report, verbose: bool) {
     }
     let cov: Vec<String> = r.coverage().iter().map(|(k, v)| format!("{k}={v}")).collect();
     println!("coverage: {}", if cov.is_empty() { "none".to_string() } else { cov.join(" ") });
+}
+
+fn model_variants(model: ModelKind) -> Vec<&'static str> {
+    match model {
+        ModelKind::KswapdStall => mmmodel::reclaim::Variant::ALL.iter().map(|v| v.name()).collect(),
+        ModelKind::Compaction => Vec::new(),
+    }
+}
+
+fn cmd_matrix(model: Option<String>, paths: Vec<PathBuf>, json: bool) -> ExitCode {
+    let models: Vec<ModelKind> = match &model {
+        None => ModelKind::ALL.to_vec(),
+        Some(m) => match ModelKind::from_name(m) {
+            Some(k) => vec![k],
+            None => {
+                eprintln!("mmcheck: --model: unknown model \"{m}\" (kswapd-stall, compaction)");
+                return ExitCode::from(2);
+            }
+        },
+    };
+    let paths = if paths.is_empty() {
+        default_scenario_paths().into_iter().filter(|p| p.file_name().is_some_and(|n| n != "mutants")).collect()
+    } else {
+        paths
+    };
+    let scenarios = match load_all(&paths) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    let (bar, progress) = progress_bar(!json && std::io::stderr().is_terminal());
+    let opts = RunOptions { progress, ..RunOptions::default() };
+    let reports: Vec<Report> = scenarios
+        .iter()
+        .filter(|s| models.contains(&s.model()) && s.spec.model.mutation().is_none())
+        .map(|s| check(s, &opts))
+        .collect();
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    for m in models {
+        let mx = mmcheck::matrix::build(m, model_variants(m), &reports);
+        if json {
+            println!("{}", serde_json::to_string(&mx).expect("serialisable"));
+        } else {
+            println!("{}", mmcheck::matrix::render(&mx));
+        }
+    }
+    if reports.iter().all(|r| r.matched) {
+        ExitCode::SUCCESS
+    } else {
+        eprintln!("mmcheck: some scenarios did not get their expected verdict (run mmcheck check for details)");
+        ExitCode::from(1)
+    }
+}
+
+fn cmd_selftest(list: bool, dir: Option<PathBuf>, json: bool) -> ExitCode {
+    if list {
+        println!("{:<32} {:<13} {:<22} {}", "mutant", "model", "caught by", "what it changes");
+        for m in Mutation::ALL {
+            println!("{:<32} {:<13} {:<22} {}", m.name(), m.model().name(), m.targets(), m.description());
+        }
+        return ExitCode::SUCCESS;
+    }
+    let dir = dir.unwrap_or_else(|| scenarios_root().join("mutants"));
+    let scenarios = match mmcheck::selftest::load_mutant_scenarios(&dir) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("mmcheck: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let (bar, progress) = progress_bar(!json && std::io::stderr().is_terminal());
+    let opts = RunOptions { progress, ..RunOptions::default() };
+    let results = mmcheck::selftest::run(&scenarios, &opts);
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    if json {
+        for r in &results {
+            let v = serde_json::json!({
+                "mutant": r.mutation.name(), "model": r.mutation.model().name(), "targets": r.mutation.targets(),
+                "caught_by": r.caught_by, "executions_to_catch": r.executions_to_catch, "engine": r.engine,
+                "scenario": r.scenario, "killed": r.killed,
+            });
+            println!("{v}");
+        }
+    } else {
+        println!("{:<32} {:<13} {:<22} {:<22} {:>10}  {:<10} {}", "mutant", "model", "targets", "caught by", "execs", "engine", "status");
+        for r in &results {
+            println!(
+                "{:<32} {:<13} {:<22} {:<22} {:>10}  {:<10} {}",
+                r.mutation.name(),
+                r.mutation.model().name(),
+                r.mutation.targets(),
+                r.caught_by.unwrap_or("-"),
+                r.executions_to_catch.map(|n| n.to_string()).unwrap_or_else(|| "-".into()),
+                r.engine.as_deref().map(|e| e.split('(').next().unwrap_or(e)).unwrap_or("-"),
+                if r.killed { "killed" } else if r.scenario.is_none() { "SURVIVED (no scenario)" } else { "SURVIVED" }
+            );
+        }
+        let alive = results.iter().filter(|r| !r.killed).count();
+        println!("\n{} mutant(s), {} killed, {} survived", results.len(), results.len() - alive, alive);
+    }
+    if results.iter().all(|r| r.killed) {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
 }

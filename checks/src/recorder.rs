@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
 
 use mmmodel::event::Event;
-use mmmodel::ghost::{Ghost, Pid, SleepDecision};
+use mmmodel::ghost::{Ghost, LoopVerdict, Pid, SleepDecision};
 
 /// Limits for one execution.
 #[derive(Debug, Clone, Copy)]
@@ -98,26 +98,29 @@ impl Ghost for Recorder {
         self.lock().events.push((pid, ev));
     }
 
-    fn loop_head(&self, pid: Pid, fingerprint: u64) -> bool {
+    fn loop_head(&self, pid: Pid, fingerprint: u64) -> LoopVerdict {
         let mut g = self.lock();
         g.steps[pid] += 1;
         let step = g.steps[pid];
         if step > self.bounds.step_bound {
             g.events.push((pid, Event::StepBound { steps: step - 1 }));
-            return false;
+            return LoopVerdict::Stop;
         }
         let others = self.all() & !(1 << pid);
         if g.finished & others == others {
             let at = g.events.len();
             if let Some(&(first, _)) = g.alone_history[pid].get(&fingerprint) {
                 g.events.push((pid, Event::Livelock { period: (step - first) as usize }));
-                return false;
+                return LoopVerdict::Stop;
             }
             g.alone_history[pid].insert(fingerprint, (step, at));
         } else {
             g.alone_history[pid].clear();
+            if step > self.bounds.step_bound / 2 {
+                return LoopVerdict::Yield;
+            }
         }
-        true
+        LoopVerdict::Continue
     }
 
     fn untimed_sleep(&self, pid: Pid) -> SleepDecision {

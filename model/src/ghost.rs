@@ -29,6 +29,17 @@ pub enum SleepDecision {
     Abort { unpark: u32 },
 }
 
+/// What a loop should do at its head.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LoopVerdict {
+    Continue,
+    /// Go on, but yield first: the loop has run long while other tasks are unfinished, and
+    /// the explorer should let them run (an explorer is not fair on its own; without this a
+    /// livelock is reported only on schedules that starve everyone else).
+    Yield,
+    Stop,
+}
+
 pub trait Ghost: Send + Sync + 'static {
     /// `false` only for [`NoGhost`]; lets protocol code compile checker-only paths (seeded
     /// mutants, lock-owner tracking) out of the runtime build.
@@ -38,9 +49,9 @@ pub trait Ghost: Send + Sync + 'static {
     fn emit(&self, pid: Pid, ev: Event);
 
     /// Called at the head of every loop in protocol code, with a fingerprint of the state
-    /// the iteration starts from. Returns `false` when the checker has decided the loop
-    /// cannot make progress (it recorded a `progress` violation); the loop must then exit.
-    fn loop_head(&self, pid: Pid, fingerprint: u64) -> bool;
+    /// the iteration starts from. [`LoopVerdict::Stop`] means the checker has decided the
+    /// loop cannot make progress (it recorded a `progress` violation); the loop must then exit.
+    fn loop_head(&self, pid: Pid, fingerprint: u64) -> LoopVerdict;
 
     /// `pid` is about to sleep with no timer (timer model `never`).
     fn untimed_sleep(&self, pid: Pid) -> SleepDecision;
@@ -65,8 +76,8 @@ impl Ghost for NoGhost {
     #[inline(always)]
     fn emit(&self, _pid: Pid, _ev: Event) {}
     #[inline(always)]
-    fn loop_head(&self, _pid: Pid, _fingerprint: u64) -> bool {
-        true
+    fn loop_head(&self, _pid: Pid, _fingerprint: u64) -> LoopVerdict {
+        LoopVerdict::Continue
     }
     #[inline(always)]
     fn untimed_sleep(&self, _pid: Pid) -> SleepDecision {

@@ -112,6 +112,9 @@ pub struct Outcome {
     pub found: Option<Found>,
     /// Every invariant violated in some explored execution, with how many executions.
     pub violated: BTreeMap<&'static str, u64>,
+    /// For each invariant violated, the number of executions explored until its first
+    /// violation (that one included): "executions to catch".
+    pub first_violation: BTreeMap<&'static str, u64>,
     /// Protocol events counted over all explored executions.
     pub coverage: BTreeMap<&'static str, u64>,
     /// Executions in which each coverage event occurred at least once.
@@ -132,6 +135,7 @@ struct State {
     found_is_target: bool,
     last_improved: u64,
     violated: BTreeMap<&'static str, u64>,
+    first_violation: BTreeMap<&'static str, u64>,
     coverage: BTreeMap<&'static str, u64>,
     coverage_execs: BTreeMap<&'static str, u64>,
     stop: bool,
@@ -162,6 +166,7 @@ impl Collector {
                 found_is_target: false,
                 last_improved: 0,
                 violated: BTreeMap::new(),
+                first_violation: BTreeMap::new(),
                 coverage: BTreeMap::new(),
                 coverage_execs: BTreeMap::new(),
                 stop: false,
@@ -218,6 +223,8 @@ impl Collector {
         for v in &violations {
             if seen.insert(v.invariant) {
                 *s.violated.entry(v.invariant).or_insert(0) += 1;
+                let n = s.executions;
+                s.first_violation.entry(v.invariant).or_insert(n);
             }
         }
         if let Some(target) = self.opts.replay {
@@ -262,6 +269,7 @@ impl Collector {
             complete: complete && !s.stop,
             found: s.found.clone(),
             violated: s.violated.clone(),
+            first_violation: s.first_violation.clone(),
             coverage: s.coverage.clone(),
             coverage_execs: s.coverage_execs.clone(),
             error,
@@ -301,15 +309,29 @@ pub(crate) fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
     }
 }
 
-/// Install a panic hook that stays quiet for the engine's own stop signal and prints other
-/// panics briefly. Shuttle installs its own hook on first use; call this before each engine.
+/// The panic hook that was installed before mmcheck first installed its own.
+type Hook = Box<dyn Fn(&std::panic::PanicHookInfo<'_>) + Sync + Send + 'static>;
+static ORIGINAL_HOOK: std::sync::OnceLock<Hook> = std::sync::OnceLock::new();
+
+/// Install a panic hook that stays quiet for the engine's own stop signal and hands every
+/// other panic to the hook the process started with. Shuttle installs its own hook on first
+/// use (and loom's stop signal must not reach it), so call this before each engine runs.
+///
+/// Loom runs its threads as `generator` coroutines, which end by unwinding with a private
+/// payload that the generator crate's own hook (installed on first use) keeps quiet. That hook
+/// must be part of the base we hand panics to, so the first call runs an empty loom model
+/// before taking the process's hook.
 pub fn install_quiet_panic_hook() {
+    ORIGINAL_HOOK.get_or_init(|| {
+        ::loom::model::Builder::new().check(|| {});
+        std::panic::take_hook()
+    });
     std::panic::set_hook(Box::new(|info| {
         if info.payload().downcast_ref::<StopExploring>().is_some() {
             return;
         }
-        if std::env::var_os("MMCHECK_PANIC_TRACE").is_some() {
-            eprintln!("mmcheck: engine panic: {info}");
+        if let Some(h) = ORIGINAL_HOOK.get() {
+            h(info);
         }
     }));
 }

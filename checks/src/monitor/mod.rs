@@ -131,3 +131,49 @@ pub fn contended_path_events(model: ModelKind) -> &'static [&'static str] {
 pub(crate) fn pid_name(exec: &Exec, pid: Pid) -> String {
     format!("T{pid} ({})", exec.model.comms()[pid])
 }
+
+/// `progress` (both models): the ghost's livelock and step-bound reports.
+pub fn progress(exec: &Exec) -> Vec<Violation> {
+    let mut out = Vec::new();
+    for (i, (pid, e)) in exec.events.iter().enumerate() {
+        match *e {
+            Event::Livelock { period } => out.push(Violation::new(
+                "progress",
+                Some(i),
+                format!(
+                    "{} loops forever: with every other thread finished its loop returns to the same state every \
+                     {period} iteration(s)",
+                    pid_name(exec, *pid)
+                ),
+            )),
+            Event::StepBound { steps } => out.push(Violation::new(
+                "progress",
+                Some(i),
+                format!("{} passed {steps} loop iterations without finishing (the step bound)", pid_name(exec, *pid)),
+            )),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// `lock-released` (both models): no thread ends holding a lock or re-takes one it holds.
+pub fn lock_released(exec: &Exec) -> Vec<Violation> {
+    let mut out = Vec::new();
+    for (i, (pid, e)) in exec.events.iter().enumerate() {
+        match *e {
+            Event::LockLeaked { lock } => out.push(Violation::new(
+                "lock-released",
+                Some(i),
+                format!("{} ends holding {lock:?}", pid_name(exec, *pid)),
+            )),
+            Event::LockRecursion { lock } => out.push(Violation::new(
+                "lock-released",
+                Some(i),
+                format!("{} takes {lock:?} while already holding it (a self-deadlock)", pid_name(exec, *pid)),
+            )),
+            _ => {}
+        }
+    }
+    out
+}

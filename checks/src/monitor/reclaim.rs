@@ -40,7 +40,7 @@ pub static INVARIANTS: &[Invariant] = &[
         id: "progress",
         model: ModelKind::KswapdStall,
         statement: "Every thread finishes within the step bound: no loop repeats a state with nobody left to change it.",
-        check: progress,
+        check: super::progress,
     },
     Invariant {
         id: "congested-cleared",
@@ -53,7 +53,7 @@ pub static INVARIANTS: &[Invariant] = &[
         id: "lock-released",
         model: ModelKind::KswapdStall,
         statement: "No thread ends holding a lock, or takes a lock it already holds.",
-        check: lock_released,
+        check: super::lock_released,
     },
 ];
 
@@ -296,6 +296,35 @@ fn release_after(exec: &Exec, s: &Sleep, from: usize, any_uncongest: bool) -> Op
     }
 }
 
+/// The release `s` waits for, if it happened before `s` queued itself: for the kswapd queue,
+/// the owner's release after the failed cmpxchg; for the congestion queue, the last
+/// un-congestion before the enqueue that left no backing device congested.
+fn released_before_enqueue(exec: &Exec, s: &Sleep) -> Option<(usize, Pid)> {
+    match s.wq {
+        Wq::KswapdContended => release_after(exec, s, s.decided, false).filter(|(r, _)| *r < s.enqueued),
+        Wq::Congestion => {
+            let mut count = initial_congested(exec);
+            let mut last_zero = None;
+            for (i, (p, e)) in exec.events.iter().enumerate().take(s.enqueued) {
+                match e {
+                    Event::WbCongested => {
+                        count += 1;
+                        last_zero = None;
+                    }
+                    Event::WbUncongested => {
+                        count -= 1;
+                        if count == 0 {
+                            last_zero = Some((i, *p));
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            last_zero
+        }
+    }
+}
+
 fn initial_congested(exec: &Exec) -> i64 {
     roles(exec).iter().filter(|r| matches!(r, Role::Bdi { congested_at_start: true })).count() as i64
 }
@@ -328,12 +357,22 @@ fn lost(exec: &Exec, s: &Sleep) -> Option<String> {
     let (end_at, end) = s.end?;
     let who = pid_name(exec, s.pid);
     let wq = wq_name(s.wq);
-    // Rule 1: what it waits for happened after its decision but before it queued itself.
-    if let Some((r, _)) = release_after(exec, s, s.decided, false) {
-        if r < s.enqueued && end != SleepEnd::Woken {
+    // Rule 1: what it waits for happened before it queued itself (after its decision, or, for
+    // the congestion count read with a plain load, even before it: a stale read).
+    if end != SleepEnd::Woken {
+        if let Some((r, _)) = released_before_enqueue(exec, s) {
+            let stale = if r < s.decided {
+                format!(
+                    " (its check at #{} and its re-check still read the old value: the store was not yet visible to \
+                     it, a store-buffering outcome that needs a full barrier on both sides)",
+                    s.decided
+                )
+            } else {
+                String::new()
+            };
             return Some(format!(
                 "{who} decided to wait at #{}, {} came at #{r}, then {who} queued itself on {wq} at #{} and slept at \
-                 #{}: the wake-up went to an empty queue and {}",
+                 #{}{stale}: the wake-up went to an empty queue and {}",
                 s.decided,
                 what_released(s),
                 s.enqueued,
@@ -408,34 +447,7 @@ fn no_lost_wakeup(exec: &Exec) -> Vec<Violation> {
 
 /// Derived coverage: sleeps that began after the release they waited for.
 pub fn slept_after_release(exec: &Exec) -> u64 {
-    sleeps(exec)
-        .iter()
-        .filter(|s| release_after(exec, s, s.decided, false).is_some_and(|(r, _)| r < s.enqueued))
-        .count() as u64
-}
-
-pub(crate) fn progress(exec: &Exec) -> Vec<Violation> {
-    let mut out = Vec::new();
-    for (i, (pid, e)) in exec.events.iter().enumerate() {
-        match *e {
-            Event::Livelock { period } => out.push(Violation::new(
-                "progress",
-                Some(i),
-                format!(
-                    "{} loops forever: with every other thread finished its loop returns to the same state every \
-                     {period} iteration(s)",
-                    pid_name(exec, *pid)
-                ),
-            )),
-            Event::StepBound { steps } => out.push(Violation::new(
-                "progress",
-                Some(i),
-                format!("{} passed {steps} loop iterations without finishing (the step bound)", pid_name(exec, *pid)),
-            )),
-            _ => {}
-        }
-    }
-    out
+    sleeps(exec).iter().filter(|s| released_before_enqueue(exec, s).is_some()).count() as u64
 }
 
 fn congested_cleared(exec: &Exec) -> Vec<Violation> {
@@ -480,26 +492,6 @@ fn congested_cleared(exec: &Exec) -> Vec<Violation> {
                     format!("PGDAT_CONGESTED is still set on node {node} after its balanced path at #{b}"),
                 ));
             }
-        }
-    }
-    out
-}
-
-pub(crate) fn lock_released(exec: &Exec) -> Vec<Violation> {
-    let mut out = Vec::new();
-    for (i, (pid, e)) in exec.events.iter().enumerate() {
-        match *e {
-            Event::LockLeaked { lock } => out.push(Violation::new(
-                "lock-released",
-                Some(i),
-                format!("{} ends holding {lock:?}", pid_name(exec, *pid)),
-            )),
-            Event::LockRecursion { lock } => out.push(Violation::new(
-                "lock-released",
-                Some(i),
-                format!("{} takes {lock:?} while already holding it (a self-deadlock)", pid_name(exec, *pid)),
-            )),
-            _ => {}
         }
     }
     out

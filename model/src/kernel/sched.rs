@@ -15,7 +15,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use crate::event::Event;
-use crate::ghost::{Ghost, Pid, SleepDecision};
+use crate::ghost::{Ghost, LoopVerdict, Pid, SleepDecision};
 use crate::platform::{Atomic, Platform};
 
 pub const TASK_RUNNING: u32 = 0;
@@ -128,7 +128,17 @@ impl<'a, P: Platform> Current<'a, P> {
     /// A loop head: `false` means the checker stopped this loop (see [`Ghost::loop_head`]).
     #[inline(always)]
     pub fn loop_head(&self, fingerprint: u64) -> bool {
-        !P::Ghost::ENABLED || self.sched.ghost.loop_head(self.task.pid, fingerprint)
+        if !P::Ghost::ENABLED {
+            return true;
+        }
+        match self.sched.ghost.loop_head(self.task.pid, fingerprint) {
+            LoopVerdict::Continue => true,
+            LoopVerdict::Yield => {
+                P::yield_now();
+                true
+            }
+            LoopVerdict::Stop => false,
+        }
     }
     /// `do_exit()`: the task is done. Lets the checker settle sleepers nobody can wake.
     pub fn exit(&self) {
