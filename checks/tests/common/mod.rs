@@ -1,0 +1,52 @@
+//! Shared by the scenario test binaries: run one scenario file with the engines of one
+//! family, require the expected verdict, and require that its counterexample replays to
+//! the identical trace.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use mmcheck::check::{check, RunOptions, Verdict};
+use mmcheck::engine::Engine;
+use mmcheck::scenario;
+
+pub fn scenarios_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios")
+}
+
+/// `family`: "loom" runs the scenario's loom engine, "shuttle" its shuttle engines.
+pub fn scenario_test(rel: &str, family: &str) {
+    let path = scenarios_dir().join(rel);
+    let sc = scenario::load(&path).unwrap_or_else(|e| panic!("{e}"));
+    let engines: Vec<Engine> = sc
+        .engines
+        .iter()
+        .copied()
+        .filter(|e| matches!(e, Engine::Loom { .. }) == (family == "loom"))
+        .collect();
+    assert!(!engines.is_empty(), "{rel}: no {family} engine");
+    let opts = RunOptions { engine_override: Some(engines), ..RunOptions::default() };
+    let r = check(&sc, &opts);
+    println!(
+        "{rel}: {} on {}: {} executions, {:.2} s (expected {})",
+        r.verdict.label(),
+        r.engine_label(),
+        r.executions(),
+        r.seconds(),
+        r.expected_label()
+    );
+    if let Some(ce) = r.counterexample(false) {
+        println!("{ce}");
+    }
+    assert!(r.matched, "{rel}: got {:?}, expected {}", r.verdict, r.expected_label());
+    // Every reported violation replays to the identical trace from its token.
+    if let (Verdict::Violation(_), Some(token), Some(i)) = (&r.verdict, &r.replay, r.shown) {
+        let original = r.runs[i].outcome.found.as_ref().expect("shown run has a counterexample");
+        let ropts = RunOptions { replay: Some(token.clone()), engine_override: Some(vec![r.runs[i].outcome.engine]), ..RunOptions::default() };
+        let again = check(&sc, &ropts);
+        let replayed = again.runs.first().and_then(|run| run.outcome.found.as_ref()).expect("the replay reproduces an execution");
+        assert_eq!(replayed.index, original.index, "{rel}: replay {token} reached another execution");
+        assert_eq!(replayed.events, original.events, "{rel}: replay {token} gave a different trace");
+        assert_eq!(replayed.violations, original.violations, "{rel}: replay {token} gave different violations");
+    }
+}
