@@ -338,3 +338,32 @@ impl Report {
         }
     }
 }
+
+/// The engines `name` stands for (`mmcheck check --engine NAME`), taking their parameters from
+/// the scenario where it has them (preemption bound, iterations, depth, seed) and the
+/// documented defaults otherwise.
+pub fn engines_named(sc: &Scenario, name: &str) -> Vec<Engine> {
+    let pb = sc.engines.iter().find_map(|e| match e {
+        Engine::Loom { preemption_bound } => Some(*preemption_bound),
+        _ => None,
+    });
+    let (mut iterations, mut depth, mut seed) = (1000, 3, 1);
+    for e in &sc.engines {
+        match *e {
+            Engine::ShuttlePct { iterations: i, depth: d, seed: s } => (iterations, depth, seed) = (i, d, s),
+            Engine::ShuttleRandom { iterations: i, seed: s } => (iterations, seed) = (i, s),
+            Engine::ShuttleDfs { iterations: i } => iterations = i,
+            Engine::Loom { .. } => {}
+        }
+    }
+    let loom = Engine::Loom { preemption_bound: pb.flatten() };
+    let pct = Engine::ShuttlePct { iterations, depth, seed };
+    let random = Engine::ShuttleRandom { iterations, seed };
+    match name {
+        "loom" => vec![loom],
+        "shuttle-pct" => vec![pct],
+        "shuttle-random" => vec![random],
+        "shuttle-dfs" => vec![Engine::ShuttleDfs { iterations }],
+        _ => vec![loom, pct, random],
+    }
+}

@@ -37,6 +37,10 @@ enum Cmd {
         /// Print counterexamples of matching violation scenarios too (not only mismatches).
         #[arg(long)]
         traces: bool,
+        /// Run with this engine instead of the scenario's: loom, shuttle-pct, shuttle-random,
+        /// shuttle-dfs, or all (a cross-check: loom and both shuttle schedulers must agree).
+        #[arg(long, value_name = "ENGINE")]
+        engine: Option<String>,
     },
     /// For each model, invariants x variants: holds or violated, with the evidence, built by
     /// checking the shipped scenarios (default: scenarios/, without mutants/ and heavy/).
@@ -68,7 +72,7 @@ fn main() -> ExitCode {
     tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).without_time().init();
     let cli = Cli::parse();
     match cli.cmd {
-        Cmd::Check { paths, json, replay, verbose, traces } => cmd_check(paths, json, replay, verbose, traces),
+        Cmd::Check { paths, json, replay, verbose, traces, engine } => cmd_check(paths, json, replay, verbose, traces, engine),
         Cmd::Matrix { model, paths, json } => cmd_matrix(model, paths, json),
         Cmd::Selftest { list, dir, json } => cmd_selftest(list, dir, json),
     }
@@ -139,13 +143,36 @@ fn progress_bar(enabled: bool) -> (Option<indicatif::ProgressBar>, Option<Arc<dy
     (Some(pb), Some(f))
 }
 
-fn cmd_check(paths: Vec<PathBuf>, json: bool, replay: Option<String>, verbose: bool, traces: bool) -> ExitCode {
+fn cmd_check(paths: Vec<PathBuf>, json: bool, replay: Option<String>, verbose: bool, traces: bool, engine: Option<String>) -> ExitCode {
     let paths = if paths.is_empty() { default_scenario_paths() } else { paths };
     let scenarios = match load_all(&paths) {
         Ok(s) => s,
         Err(code) => return code,
     };
     let mut opts = RunOptions::default();
+    if let Some(e) = &engine {
+        let allowed = ["loom", "shuttle-pct", "shuttle-random", "shuttle-dfs", "all"];
+        if !allowed.contains(&e.as_str()) {
+            eprintln!("mmcheck: --engine: unknown engine \"{e}\"; expected one of: {}", allowed.join(", "));
+            return ExitCode::from(2);
+        }
+    }
+    if let Some(e) = &engine {
+        for sc in &scenarios {
+            for en in mmcheck::check::engines_named(sc, e) {
+                if sc.spec.model.tasks() > en.max_threads() {
+                    eprintln!(
+                        "mmcheck: {}: --engine {e}: {} threads, but {} runs at most {}",
+                        sc.file.display(),
+                        sc.spec.model.tasks(),
+                        en.name(),
+                        en.max_threads()
+                    );
+                    return ExitCode::from(2);
+                }
+            }
+        }
+    }
     if let Some(tok) = &replay {
         if scenarios.len() != 1 {
             eprintln!("mmcheck: --replay takes exactly one scenario file ({} given)", scenarios.len());
@@ -175,6 +202,10 @@ fn cmd_check(paths: Vec<PathBuf>, json: bool, replay: Option<String>, verbose: b
     }
     for sc in &scenarios {
         tracing::info!(scenario = %sc.name, file = %sc.file.display(), "checking");
+        let mut opts = opts.clone();
+        if let Some(e) = &engine {
+            opts.engine_override = Some(mmcheck::check::engines_named(sc, e));
+        }
         let r = check(sc, &opts);
         tracing::info!(scenario = %sc.name, verdict = %r.verdict.label(), executions = r.executions(), "checked");
         if let Some(b) = &bar {
@@ -183,10 +214,11 @@ fn cmd_check(paths: Vec<PathBuf>, json: bool, replay: Option<String>, verbose: b
         if json {
             println!("{}", serde_json::to_string(&r.to_json()).expect("serialisable"));
         } else {
+            let row = format!("{}\n{}", table_row(&r), coverage_line(&r));
             if let Some(b) = &bar {
-                b.suspend(|| println!("{}", table_row(&r)));
+                b.suspend(|| println!("{row}"));
             } else {
-                println!("{}", table_row(&r));
+                println!("{row}");
             }
         }
         reports.push(r);
@@ -243,6 +275,14 @@ fn table_row(r: &Report) -> String {
     )
 }
 
+/// The compact coverage line under each row: the model's coverage events, in order.
+fn coverage_line(r: &Report) -> String {
+    let cov = r.coverage();
+    let names = mmcheck::monitor::coverage_names(r.scenario.model());
+    let parts: Vec<String> = names.iter().map(|n| format!("{n}={}", cov.get(n).copied().unwrap_or(0))).collect();
+    format!("    coverage: {}", parts.join(" "))
+}
+
 fn print_detail(r: &Report, verbose: bool) {
     println!();
     match &r.verdict {
@@ -262,8 +302,6 @@ fn print_detail(r: &Report, verbose: bool) {
     } else if r.verdict == Verdict::Pass {
         println!("{}: pass, {} executions; expected {}", r.scenario.name, r.executions(), r.expected_label());
     }
-    let cov: Vec<String> = r.coverage().iter().map(|(k, v)| format!("{k}={v}")).collect();
-    println!("coverage: {}", if cov.is_empty() { "none".to_string() } else { cov.join(" ") });
 }
 
 fn model_variants(model: ModelKind) -> Vec<&'static str> {
