@@ -4,6 +4,7 @@
 
 #![allow(dead_code)]
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use mmcheck::check::{check, RunOptions, Verdict};
@@ -27,11 +28,15 @@ pub fn scenario_test(rel: &str, family: &str) {
     assert!(!engines.is_empty(), "{rel}: no {family} engine");
     let opts = RunOptions { engine_override: Some(engines), ..RunOptions::default() };
     let r = check(&sc, &opts);
-    println!(
-        "{rel}: {} on {}: {} executions, {:.2} s (expected {})",
+    // Written straight to stderr, past libtest's capture, so that `cargo test` shows how
+    // many executions every check explored even when it passes.
+    let _ = writeln!(
+        std::io::stderr().lock(),
+        "    {rel}: {} on {}: {} executions{}, {:.2} s (expected {})",
         r.verdict.label(),
         r.engine_label(),
         r.executions(),
+        if r.runs.iter().all(|x| x.outcome.complete) { " (complete)" } else { "" },
         r.seconds(),
         r.expected_label()
     );
