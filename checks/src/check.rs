@@ -286,6 +286,8 @@ pub struct JsonEngine {
     pub executions: u64,
     pub seconds: f64,
     pub complete: bool,
+    /// Executions explored until each violated invariant was first violated.
+    pub first_violation: BTreeMap<&'static str, u64>,
     pub coverage: BTreeMap<&'static str, u64>,
 }
 
@@ -332,6 +334,7 @@ impl Report {
                     executions: r.outcome.executions,
                     seconds: r.outcome.seconds,
                     complete: r.outcome.complete,
+                    first_violation: r.outcome.first_violation.clone(),
                     coverage: r.outcome.coverage.clone(),
                 })
                 .collect(),

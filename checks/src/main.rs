@@ -53,6 +53,45 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
+    /// Run a scenario on real threads (the std platform, real timeouts), many iterations, and
+    /// print the protocol's counters.
+    Run {
+        file: PathBuf,
+        #[arg(long, default_value_t = 200)]
+        iterations: u64,
+        /// Run each thread of the scenario K times over.
+        #[arg(long, default_value_t = 1)]
+        threads_scale: usize,
+        /// Length of a jiffy in microseconds (HZ/100 = 10 jiffies).
+        #[arg(long, default_value_t = 10)]
+        jiffy_us: u64,
+        /// Multiply every thread's work (batches, holds, attempts) by this.
+        #[arg(long, default_value_t = 1)]
+        work: u32,
+        /// Spin-loop hints inside each of a writer's tree_lock holds (a longer critical section).
+        #[arg(long, default_value_t = 0)]
+        hold_spins: u32,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run several scenarios (or one scenario under several variants) on real threads and
+    /// print a before/after table in the style of the seeds' mmtests comparisons.
+    Compare {
+        files: Vec<PathBuf>,
+        /// Run the one FILE under each of these variants (comma-separated).
+        #[arg(long, value_delimiter = ',')]
+        variants: Vec<String>,
+        #[arg(long, default_value_t = 200)]
+        iterations: u64,
+        #[arg(long, default_value_t = 1)]
+        threads_scale: usize,
+        #[arg(long, default_value_t = 10)]
+        jiffy_us: u64,
+        #[arg(long, default_value_t = 1)]
+        work: u32,
+        #[arg(long, default_value_t = 0)]
+        hold_spins: u32,
+    },
     /// Run every seeded mutant (scenarios/mutants/) and show which check catches it; exits 1 if
     /// any survives.
     Selftest {
@@ -75,6 +114,12 @@ fn main() -> ExitCode {
         Cmd::Check { paths, json, replay, verbose, traces, engine } => cmd_check(paths, json, replay, verbose, traces, engine),
         Cmd::Matrix { model, paths, json } => cmd_matrix(model, paths, json),
         Cmd::Selftest { list, dir, json } => cmd_selftest(list, dir, json),
+        Cmd::Run { file, iterations, threads_scale, jiffy_us, work, hold_spins, json } => {
+            cmd_run(vec![file], Vec::new(), RunArgs { iterations, threads_scale, jiffy_us, work, hold_spins }, json, false)
+        }
+        Cmd::Compare { files, variants, iterations, threads_scale, jiffy_us, work, hold_spins } => {
+            cmd_run(files, variants, RunArgs { iterations, threads_scale, jiffy_us, work, hold_spins }, false, true)
+        }
     }
 }
 
@@ -307,7 +352,7 @@ fn print_detail(r: &Report, verbose: bool) {
 fn model_variants(model: ModelKind) -> Vec<&'static str> {
     match model {
         ModelKind::KswapdStall => mmmodel::reclaim::Variant::ALL.iter().map(|v| v.name()).collect(),
-        ModelKind::Compaction => Vec::new(),
+        ModelKind::Compaction => mmmodel::compaction::Variant::ALL.iter().map(|v| v.name()).collect(),
     }
 }
 
@@ -410,4 +455,89 @@ fn cmd_selftest(list: bool, dir: Option<PathBuf>, json: bool) -> ExitCode {
     } else {
         ExitCode::from(1)
     }
+}
+
+struct RunArgs {
+    iterations: u64,
+    threads_scale: usize,
+    jiffy_us: u64,
+    work: u32,
+    hold_spins: u32,
+}
+
+fn cmd_run(files: Vec<PathBuf>, variants: Vec<String>, a: RunArgs, json: bool, compare: bool) -> ExitCode {
+    let RunArgs { iterations, threads_scale, jiffy_us, work, hold_spins } = a;
+    if files.is_empty() {
+        eprintln!("mmcheck: name at least one scenario file");
+        return ExitCode::from(2);
+    }
+    if !(1..=10_000_000).contains(&iterations) || !(1..=8).contains(&threads_scale) || !(1..=1_000_000).contains(&jiffy_us) || !(1..=100_000).contains(&work) {
+        eprintln!("mmcheck: out of range: --iterations 1..=10000000, --threads-scale 1..=8, --jiffy-us 1..=1000000, --work 1..=100000");
+        return ExitCode::from(2);
+    }
+    let mut scenarios = match load_all(&files) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    if !variants.is_empty() {
+        if scenarios.len() != 1 {
+            eprintln!("mmcheck: --variants takes exactly one scenario file");
+            return ExitCode::from(2);
+        }
+        let base = scenarios.remove(0);
+        for v in &variants {
+            match mmcheck::runtime::with_variant(&base.spec.model, v) {
+                Ok(m) => {
+                    let mut sc = base.clone();
+                    sc.spec.model = m;
+                    scenarios.push(sc);
+                }
+                Err(e) => {
+                    eprintln!("mmcheck: {}: --variants: {e}", base.file.display());
+                    return ExitCode::from(2);
+                }
+            }
+        }
+    }
+    let bar = (!json && std::io::stderr().is_terminal()).then(|| {
+        let pb = indicatif::ProgressBar::new(iterations * scenarios.len() as u64);
+        pb.set_style(indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} iterations {msg}").expect("valid template"));
+        pb
+    });
+    let cfg = mmcheck::runtime::RunConfig {
+        iterations,
+        threads_scale,
+        jiffy: std::time::Duration::from_micros(jiffy_us),
+        work,
+        hold_spins,
+        progress: bar.clone().map(|pb| Arc::new(move |_i: u64, _n: u64| pb.inc(1)) as Arc<dyn Fn(u64, u64) + Send + Sync>),
+    };
+    let results = match mmcheck::runtime::run_interleaved(&scenarios, &cfg) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("mmcheck: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    if json {
+        for r in &results {
+            let mut counters = serde_json::Map::new();
+            for name in mmcheck::runtime::counter_names(std::slice::from_ref(r)) {
+                let (mean, min, max) = mmcheck::runtime::stats(&r.samples, &name);
+                counters.insert(name, serde_json::json!({"amean": mean, "min": min, "max": max}));
+            }
+            let v = serde_json::json!({"name": r.name, "variant": r.label, "iterations": r.samples.len(), "seconds": r.seconds,
+                "violations": r.violations, "counters": counters});
+            println!("{v}");
+        }
+    } else {
+        if !compare {
+            println!("{} ({}): {} iterations on real threads, {:.2} s, jiffy = {jiffy_us} us", results[0].name, results[0].label, iterations, results[0].seconds);
+        }
+        print!("{}", mmcheck::runtime::compare_table(&results));
+    }
+    ExitCode::SUCCESS
 }

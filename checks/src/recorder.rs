@@ -7,6 +7,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
+use std::time::Instant;
 
 use mmmodel::event::Event;
 use mmmodel::ghost::{Ghost, LoopVerdict, Pid, SleepDecision};
@@ -27,6 +28,8 @@ impl Default for Bounds {
 #[derive(Debug, Default)]
 struct Inner {
     events: Vec<(Pid, Event)>,
+    /// With a clock (the runtime mode): when each event happened.
+    times: Vec<Instant>,
     /// Tasks that have finished.
     finished: u32,
     /// Tasks asleep with no timer and not yet woken.
@@ -44,6 +47,7 @@ pub struct Recorder {
     inner: Mutex<Inner>,
     tasks: usize,
     bounds: Bounds,
+    clock: bool,
 }
 
 impl Recorder {
@@ -53,7 +57,17 @@ impl Recorder {
             alone_history: vec![HashMap::new(); tasks],
             ..Inner::default()
         };
-        Recorder { inner: Mutex::new(inner), tasks, bounds }
+        Recorder { inner: Mutex::new(inner), tasks, bounds, clock: false }
+    }
+
+    /// A recorder that also timestamps every event (for runs on real threads).
+    pub fn with_clock(tasks: usize, bounds: Bounds) -> Self {
+        Recorder { clock: true, ..Recorder::new(tasks, bounds) }
+    }
+
+    /// The timestamps of the events (empty without a clock).
+    pub fn take_times(&self) -> Vec<Instant> {
+        std::mem::take(&mut self.lock().times)
     }
 
     fn lock(&self) -> MutexGuard<'_, Inner> {
@@ -79,6 +93,13 @@ impl Recorder {
         std::mem::take(&mut self.lock().events)
     }
 
+    fn push(&self, g: &mut Inner, pid: Pid, ev: Event) {
+        if self.clock {
+            g.times.push(Instant::now());
+        }
+        g.events.push((pid, ev));
+    }
+
     /// Nobody can wake the sleepers any more: record one `SleptForever`-causing abort.
     fn settle(&self, g: &mut Inner) -> u32 {
         if g.sleeping != 0 && (g.finished | g.sleeping) == self.all() {
@@ -95,7 +116,8 @@ impl Ghost for Recorder {
     const ENABLED: bool = true;
 
     fn emit(&self, pid: Pid, ev: Event) {
-        self.lock().events.push((pid, ev));
+        let mut g = self.lock();
+        self.push(&mut g, pid, ev);
     }
 
     fn loop_head(&self, pid: Pid, fingerprint: u64) -> LoopVerdict {
@@ -103,14 +125,14 @@ impl Ghost for Recorder {
         g.steps[pid] += 1;
         let step = g.steps[pid];
         if step > self.bounds.step_bound {
-            g.events.push((pid, Event::StepBound { steps: step - 1 }));
+            self.push(&mut g, pid, Event::StepBound { steps: step - 1 });
             return LoopVerdict::Stop;
         }
         let others = self.all() & !(1 << pid);
         if g.finished & others == others {
             let at = g.events.len();
             if let Some(&(first, _)) = g.alone_history[pid].get(&fingerprint) {
-                g.events.push((pid, Event::Livelock { period: (step - first) as usize }));
+                self.push(&mut g, pid, Event::Livelock { period: (step - first) as usize });
                 return LoopVerdict::Stop;
             }
             g.alone_history[pid].insert(fingerprint, (step, at));

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use toml::Spanned;
 
+use mmmodel::compaction;
 use mmmodel::kernel::sched::TimerModel;
 use mmmodel::mutation::{ModelKind, Mutation};
 use mmmodel::reclaim;
@@ -242,9 +243,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
 
     let model = match model_kind {
         ModelKind::KswapdStall => ModelSpec::KswapdStall(reclaim_config(&ctx, &raw, params, mutation)?),
-        ModelKind::Compaction => {
-            return Err(ctx.err(raw.model.span(), "model", "the compaction model is not built yet"));
-        }
+        ModelKind::Compaction => ModelSpec::Compaction(compaction_config(&ctx, &raw, params, mutation)?),
     };
 
     // [explore]
@@ -466,7 +465,7 @@ fn reclaim_config(ctx: &Ctx, raw: &RawScenario, params: &RawParams, mutation: Op
                 pages: ctx.opt_int(&t.pages, &field("pages"), 1..65, 1)?,
                 balances: t.balances.as_ref().map(|b| *b.get_ref()).unwrap_or(true),
             },
-            "writer" => reclaim::Role::Writer { holds: ctx.opt_int(&t.holds, &field("holds"), 1..9, 1)? },
+            "writer" => reclaim::Role::Writer { holds: ctx.opt_int(&t.holds, &field("holds"), 1..9, 1)?, spins: 0 },
             "allocator" => reclaim::Role::Allocator { node: node(ctx)?, attempts: ctx.opt_int(&t.attempts, &field("attempts"), 1..9, 1)? },
             "direct-reclaim" => reclaim::Role::DirectReclaim {
                 node: node(ctx)?,
@@ -477,6 +476,82 @@ fn reclaim_config(ctx: &Ctx, raw: &RawScenario, params: &RawParams, mutation: Op
         });
     }
     let cfg = reclaim::Config { variant, mutation, roles, timer };
+    if let Err(msg) = cfg.validate() {
+        let span = raw.thread.first().map(|t| t.span()).unwrap_or(0..0);
+        return Err(ctx.err(span, "thread", msg));
+    }
+    Ok(cfg)
+}
+
+fn compaction_config(ctx: &Ctx, raw: &RawScenario, params: &RawParams, mutation: Option<Mutation>) -> Result<compaction::Config, ScenarioError> {
+    let names: Vec<&str> = compaction::Variant::ALL.iter().map(|v| v.name()).collect();
+    let variant = one_of(ctx, &raw.variant, "variant", &names).map(|n| compaction::Variant::from_name(n).expect("listed"))?;
+    if let Some(t) = &params.timeout {
+        return Err(ctx.err(
+            t.span(),
+            "params.timeout",
+            "compaction has no timers: timeout is a kswapd-stall parameter (the compaction model takes pageblocks, \
+             pages_per_block, swap_cluster_max, compact_cluster_max and step_bound)",
+        ));
+    }
+    use compaction::Config as C;
+    let pageblocks = ctx.opt_int(&params.pageblocks, "params.pageblocks", 2..9, C::DEFAULT_PAGEBLOCKS)?;
+    let pages_per_block = ctx.opt_int(&params.pages_per_block, "params.pages_per_block", 2..17, C::DEFAULT_PAGES_PER_BLOCK)?;
+    let power_of_two = |v: &Option<Spanned<i64>>, field: &str, x: u32, what: &str| -> Result<(), ScenarioError> {
+        match v {
+            Some(v) if !x.is_power_of_two() => Err(ctx.err(v.span(), field, format!("{x} is not a power of two ({what})"))),
+            _ => Ok(()),
+        }
+    };
+    power_of_two(&params.pages_per_block, "params.pages_per_block", pages_per_block, "pageblock_nr_pages is 1 << pageblock_order")?;
+    let swap_cluster_max = ctx.opt_int(&params.swap_cluster_max, "params.swap_cluster_max", 1..pages_per_block as i64 + 1, C::DEFAULT_SWAP_CLUSTER_MAX.min(pages_per_block))?;
+    power_of_two(&params.swap_cluster_max, "params.swap_cluster_max", swap_cluster_max, "SWAP_CLUSTER_MAX divides pageblock_nr_pages")?;
+    let pfns = (pageblocks * pages_per_block) as i64;
+    let compact_cluster_max = ctx.opt_int(&params.compact_cluster_max, "params.compact_cluster_max", 1..pfns + 1, C::DEFAULT_COMPACT_CLUSTER_MAX)?;
+    if raw.thread.is_empty() {
+        return Err(ScenarioError { file: ctx.file.to_path_buf(), line: None, field: Some("thread".into()), message: "a scenario needs at least one [[thread]]".into() });
+    }
+    let nr = raw.thread.len();
+    let first_compactor = raw.thread.iter().position(|t| t.get_ref().role.get_ref() == "compactor");
+    let mut roles = Vec::new();
+    for (i, t) in raw.thread.iter().enumerate() {
+        let span = t.span();
+        let t = t.get_ref();
+        let field = |k: &str| format!("thread[{i}].{k}");
+        let role = one_of(ctx, &t.role, &field("role"), &["compactor", "lock-holder", "killer", "resched"])?;
+        check_role_keys(ctx, t, i)?;
+        let target = |ctx: &Ctx| -> Result<usize, ScenarioError> {
+            let pid = match &t.target {
+                Some(v) => ctx.int::<usize>(v, &field("target"), 0..nr as i64)?,
+                None => first_compactor.ok_or_else(|| ctx.err(span.clone(), &field("target"), "no compactor to target"))?,
+            };
+            if raw.thread[pid].get_ref().role.get_ref() != "compactor" {
+                let s = t.target.as_ref().map(|v| v.span()).unwrap_or(span.clone());
+                return Err(ctx.err(s, &field("target"), format!("thread {pid} is not a compactor (targets are thread indexes, from 0)")));
+            }
+            Ok(pid)
+        };
+        roles.push(match role {
+            "compactor" => {
+                let modes: Vec<&str> = compaction::Mode::ALL.iter().map(|m| m.name()).collect();
+                let mode = match &t.mode {
+                    Some(m) => compaction::Mode::from_name(one_of(ctx, m, &field("mode"), &modes)?).expect("listed"),
+                    None => compaction::Mode::Async,
+                };
+                compaction::Role::Compactor { mode }
+            }
+            "lock-holder" => {
+                let lock = match &t.lock {
+                    Some(l) => compaction::HeldLock::from_name(one_of(ctx, l, &field("lock"), &["lru_lock", "zone_lock", "zone->lock"])?).expect("listed"),
+                    None => return Err(ctx.err(span.clone(), &field("lock"), "a lock-holder needs a lock: \"lru_lock\" or \"zone_lock\"")),
+                };
+                compaction::Role::LockHolder { lock, holds: ctx.opt_int(&t.holds, &field("holds"), 1..9, 1)? }
+            }
+            "killer" => compaction::Role::Killer { target: target(ctx)? },
+            _ => compaction::Role::Resched { target: target(ctx)? },
+        });
+    }
+    let cfg = compaction::Config { variant, mutation, roles, pageblocks, pages_per_block, swap_cluster_max, compact_cluster_max };
     if let Err(msg) = cfg.validate() {
         let span = raw.thread.first().map(|t| t.span()).unwrap_or(0..0);
         return Err(ctx.err(span, "thread", msg));

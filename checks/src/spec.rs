@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use mmmodel::mutation::{ModelKind, Mutation};
 use mmmodel::platform::Platform;
+use mmmodel::compaction;
 use mmmodel::reclaim;
 
 use crate::recorder::{Bounds, Recorder};
@@ -13,34 +14,40 @@ use crate::recorder::{Bounds, Recorder};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ModelSpec {
     KswapdStall(reclaim::Config),
+    Compaction(compaction::Config),
 }
 
 /// The state a run ends in.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Final {
     KswapdStall(reclaim::FinalState),
+    Compaction(compaction::FinalState),
 }
 
 impl ModelSpec {
     pub fn kind(&self) -> ModelKind {
         match self {
             ModelSpec::KswapdStall(_) => ModelKind::KswapdStall,
+            ModelSpec::Compaction(_) => ModelKind::Compaction,
         }
     }
     pub fn variant_name(&self) -> &'static str {
         match self {
             ModelSpec::KswapdStall(c) => c.variant.name(),
+            ModelSpec::Compaction(c) => c.variant.name(),
         }
     }
     pub fn mutation(&self) -> Option<Mutation> {
         match self {
             ModelSpec::KswapdStall(c) => c.mutation,
+            ModelSpec::Compaction(c) => c.mutation,
         }
     }
     /// Thread names, by pid.
     pub fn comms(&self) -> Vec<String> {
         match self {
             ModelSpec::KswapdStall(c) => c.roles.iter().map(|r| r.comm()).collect(),
+            ModelSpec::Compaction(c) => c.roles.iter().map(|r| r.comm()).collect(),
         }
     }
     pub fn tasks(&self) -> usize {
@@ -50,6 +57,7 @@ impl ModelSpec {
     pub fn run<P: Platform<Ghost = Recorder>>(&self, rec: Arc<Recorder>) -> Final {
         match self {
             ModelSpec::KswapdStall(c) => Final::KswapdStall(reclaim::run::<P>(c, rec)),
+            ModelSpec::Compaction(c) => Final::Compaction(compaction::run::<P>(c, rec)),
         }
     }
 }

@@ -42,6 +42,9 @@ pub enum CompactResult {
     Success,
     /// `COMPACT_CONTENDED`: lock contention, `need_resched` or a fatal signal.
     Contended,
+    /// `COMPACT_NO_SUITABLE_PAGE`: `__compact_finished()` found nothing to stop for;
+    /// `compact_finished()` maps it to `COMPACT_CONTINUE`.
+    NoSuitablePage,
 }
 
 impl CompactResult {
@@ -52,6 +55,7 @@ impl CompactResult {
             CompactResult::PartialSkipped => "COMPACT_PARTIAL_SKIPPED",
             CompactResult::Success => "COMPACT_SUCCESS",
             CompactResult::Contended => "COMPACT_CONTENDED",
+            CompactResult::NoSuitablePage => "COMPACT_NO_SUITABLE_PAGE",
         }
     }
 }
@@ -69,6 +73,19 @@ pub enum AbortReason {
     ScannersMet,
     /// A page of the requested order is free.
     Success,
+}
+
+impl AbortReason {
+    /// Where the decision was taken, in kernel terms.
+    pub fn describe(self) -> &'static str {
+        match self {
+            AbortReason::Contended => "compact_finished",
+            AbortReason::IsolateAbort => "ISOLATE_ABORT",
+            AbortReason::NoMemory => "-ENOMEM, not met",
+            AbortReason::ScannersMet => "scanners met",
+            AbortReason::Success => "page free",
+        }
+    }
 }
 
 /// One protocol event.
@@ -146,14 +163,27 @@ pub enum Event {
     WakeupKswapd { node: i32, kswapd_asleep: bool },
 
     // ---- compaction ----
-    /// An async `compact_lock_irqsave` found the lock contended and recorded it.
+    /// `compact_zone()` starts, in migration mode `mode` ("async", "sync-light", "sync").
+    CompactStart { mode: &'static str },
+    /// An async `compact_lock_irqsave` (or, before cb2dcaf023, `compact_trylock_irqsave`)
+    /// found the lock contended and recorded it.
     LockContended { lock: LockName },
     /// `cc->contended` became true; `why` is "lock", "need_resched" or "fatal signal".
     ContendedSet { why: &'static str },
+    /// `cc->contended` became false again (only a seeded bug does this).
+    ContendedCleared,
     /// The migration scanner finished pageblock `block` (scanned to its end).
     BlockFinished { block: u32 },
-    /// The migration scanner left pageblock `block` with `low_pfn` inside it.
+    /// The migration block scanner aborted inside pageblock `block`, at `pfn`, leaving the
+    /// rest of the block unscanned (a stop at COMPACT_CLUSTER_MAX is not an abort).
     BlockAbandoned { block: u32, pfn: u32 },
+    /// The migration scanner isolated COMPACT_CLUSTER_MAX pages and stops, to resume at `pfn`.
+    ClusterMaxStop { pfn: u32 },
+    /// `migrate_pages()` migrated `pages` pages; `enomem`: it then failed with `-ENOMEM`
+    /// (`compaction_alloc()` found no free page) and the rest are put back.
+    Migrated { pages: u32, enomem: bool },
+    /// A lock-holder's work under `lock` (adding a page to the LRU, freeing a page).
+    HeldWork { lock: LockName },
     /// `compact_zone` ended with `result` at `migrate_pfn` (aligned or not) for `reason`.
     CompactEnd { result: CompactResult, reason: Option<AbortReason>, migrate_pfn: u32, free_pfn: u32 },
     /// `fatal_signal_pending()` observed true.
@@ -324,16 +354,25 @@ impl fmt::Display for Event {
             Event::WakeupKswapd { node: n, kswapd_asleep } => {
                 write!(f, "wakeup_kswapd(node {n}): kswapd {}", if kswapd_asleep { "asleep" } else { "awake: return" })
             }
+            Event::CompactStart { mode } => write!(f, "compact_zone() starts ({mode})"),
             Event::LockContended { lock: l } => write!(f, "{} contended", lock(l)),
             Event::ContendedSet { why } => write!(f, "cc->contended = true ({why})"),
+            Event::ContendedCleared => write!(f, "cc->contended = false!"),
             Event::BlockFinished { block } => write!(f, "pageblock {block} finished"),
             Event::BlockAbandoned { block, pfn } => write!(f, "pageblock {block} ABANDONED at pfn {pfn}"),
-            Event::CompactEnd { result, reason, migrate_pfn, free_pfn } => {
-                write!(f, "compact_zone returns {} (migrate_pfn {migrate_pfn}, free_pfn {free_pfn}", result.kernel_name())?;
+            Event::ClusterMaxStop { pfn } => write!(f, "COMPACT_CLUSTER_MAX isolated: stop at pfn {pfn}"),
+            Event::Migrated { pages, enomem: false } => write!(f, "migrate_pages: {pages} migrated"),
+            Event::Migrated { pages, enomem: true } => write!(f, "migrate_pages: {pages} migrated, then -ENOMEM"),
+            Event::HeldWork { lock: l } => match l {
+                LockName::ZoneLock => write!(f, "free_one_page (under zone->lock)"),
+                _ => write!(f, "lru_add (under {})", lock(l)),
+            },
+            Event::CompactEnd { result, reason, migrate_pfn, free_pfn: _ } => {
+                write!(f, "returns {} at pfn {migrate_pfn}", result.kernel_name())?;
                 if let Some(r) = reason {
-                    write!(f, ", {r:?}")?;
+                    write!(f, " ({})", r.describe())?;
                 }
-                write!(f, ")")
+                Ok(())
             }
             Event::FatalSeen => write!(f, "fatal_signal_pending() true"),
             Event::ReschedSeen => write!(f, "need_resched() true"),

@@ -13,6 +13,7 @@
 //! in [`kernel`], named as the kernel names them. What the checker sees of a run is reported
 //! through [`ghost::Ghost`] as [`event::Event`]s.
 
+pub mod compaction;
 pub mod event;
 pub mod ghost;
 pub mod kernel;

@@ -75,4 +75,17 @@ mutations! {
         "zone_balanced() does not clear PGDAT_CONGESTED.";
     ExclusiveKeepsLock = "exclusive-keeps-lock", KswapdStall, "lock-released",
         "The kswapd that wins the cmpxchg returns without spin_unlock(tree_lock).";
+    // ---- compaction ----
+    CompactorInfiniteLoop = "compactor-infinite-loop", Compaction, "progress",
+        "compact_zone()'s loop never ends (the liveness self-test: an injected infinite loop).";
+    ContendedSkipsAlignment = "contended-skips-alignment", Compaction, "finish-pageblock",
+        "__compact_finished() returns COMPACT_CONTENDED for a contended cc before the pageblock-alignment check.";
+    AbortKeepsLock = "abort-keeps-lock", Compaction, "lock-released",
+        "compact_unlock_should_abort() returns for a fatal signal before dropping the lock (the fix's goto fatal_pending then skips the unlock).";
+    RescanClearsContended = "rescan-clears-contended", Compaction, "contended-monotonic",
+        "compact_zone() resets cc->contended along with cc->rescan at every iteration.";
+    SyncSetsContended = "sync-sets-contended", Compaction, "sync-not-contended",
+        "The lock helper trylocks in every mode, so sync compaction records lock contention too.";
+    FreeScannerCrosses = "free-scanner-crosses", Compaction, "scanners-ordered",
+        "isolate_freepages() scans down to the zone start instead of stopping above the migration scanner's pageblock.";
 }

@@ -2,6 +2,7 @@
 //! events (in interleaving order) and final state. Nothing here knows which engine or
 //! platform produced the execution.
 
+pub mod compaction;
 pub mod reclaim;
 
 use std::collections::BTreeMap;
@@ -45,17 +46,17 @@ pub struct Invariant {
 }
 
 /// Every invariant the checker knows, both models.
-pub fn all_invariants() -> &'static [Invariant] {
-    reclaim::INVARIANTS
+pub fn all_invariants() -> Vec<&'static Invariant> {
+    reclaim::INVARIANTS.iter().chain(compaction::INVARIANTS.iter()).collect()
 }
 
 /// The invariants of one model.
 pub fn invariants(model: ModelKind) -> Vec<&'static Invariant> {
-    all_invariants().iter().filter(|i| i.model == model).collect()
+    all_invariants().into_iter().filter(|i| i.model == model).collect()
 }
 
 pub fn find(model: ModelKind, id: &str) -> Option<&'static Invariant> {
-    all_invariants().iter().find(|i| i.model == model && i.id == id)
+    all_invariants().into_iter().find(|i| i.model == model && i.id == id)
 }
 
 /// Run the monitors named in `ids` over one execution.
@@ -78,10 +79,18 @@ pub fn coverage(exec: &Exec) -> BTreeMap<&'static str, u64> {
             *m.entry(n).or_insert(0) += 1;
         }
     }
-    if let ModelSpec::KswapdStall(_) = exec.model {
-        let n = reclaim::slept_after_release(exec);
-        if n > 0 {
-            m.insert("slept-after-release", n);
+    match exec.model {
+        ModelSpec::KswapdStall(_) => {
+            let n = reclaim::slept_after_release(exec);
+            if n > 0 {
+                m.insert("slept-after-release", n);
+            }
+        }
+        ModelSpec::Compaction(_) => {
+            let n = compaction::aborts_at_boundary(exec);
+            if n > 0 {
+                m.insert("abort-at-boundary", n);
+            }
         }
     }
     m

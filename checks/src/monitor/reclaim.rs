@@ -60,6 +60,7 @@ pub static INVARIANTS: &[Invariant] = &[
 fn roles<'a>(exec: &'a Exec) -> &'a [Role] {
     match exec.model {
         ModelSpec::KswapdStall(c) => &c.roles,
+        ModelSpec::Compaction(_) => &[],
     }
 }
 
@@ -117,7 +118,7 @@ fn single_exclusive(exec: &Exec) -> Vec<Violation> {
             _ => {}
         }
     }
-    let Final::KswapdStall(fin) = exec.fin;
+    let Final::KswapdStall(fin) = exec.fin else { return out };
     if out.is_empty() && fin.kswapd_exclusive != owner {
         out.push(Violation::new(
             "single-exclusive",
@@ -478,7 +479,7 @@ fn congested_cleared(exec: &Exec) -> Vec<Violation> {
         }
     }
     // (b) after the node's last balanced path (with no later set) the bit is clear.
-    let Final::KswapdStall(fin) = exec.fin;
+    let Final::KswapdStall(fin) = exec.fin else { return out };
     for (n, &set) in fin.congested.iter().enumerate() {
         let node = n as i32;
         let last_bal =

@@ -89,7 +89,8 @@ pub fn spin_unlock<P: Platform>(cur: &Current<P>, lock: &SpinLock<P>) {
     if P::Ghost::ENABLED {
         lock.owner.store(NO_OWNER, Relaxed);
         if lock.traced {
-            cur.emit(Event::LockReleased { lock: lock.name });
+            lock.raw.unlock_with(|| cur.emit(Event::LockReleased { lock: lock.name }));
+            return;
         }
     }
     lock.raw.unlock();

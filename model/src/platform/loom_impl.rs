@@ -25,9 +25,8 @@ pub struct Loom<G: Ghost>(PhantomData<fn() -> G>);
 /// a read-modify-write (`fetch_or(false)`), which always reads the latest value (as the
 /// kernel's atomic trylock does; a plain load could read a stale `true` and fail on a free
 /// lock) and which loom's DPOR races against the holder's stores like any other access.
-/// Between a holder's `mutex.lock()` and its flag store the flag still reads `false`; a
-/// trylock there falls through to `Mutex::try_lock`, which fails or (if loom had it pending)
-/// waits for the release and succeeds: both are outcomes of a real trylock.
+/// A trylock that reads `false` takes the mutex (blocking at most for a holder that is between
+/// its mutex and its flag), which is a trylock that succeeded at that point.
 ///
 /// Kernel locking is not scoped, so the guard is parked inside the lock between `lock` and
 /// `unlock`. The mutex is boxed so its address is stable; the guard borrows it for as long as
@@ -69,14 +68,11 @@ impl RawSpinLock for LoomSpinLock {
         if held.fetch_or(false, Ordering::Acquire) {
             return false;
         }
-        match self.mutex.try_lock() {
-            Ok(g) => {
-                self.hold(g);
-                held.store(true, Ordering::Relaxed);
-                true
-            }
-            Err(_) => false,
-        }
+        // The flag said free: the lock is free, or a holder is between its mutex and its flag
+        // (just acquiring, or just releasing). Either way the trylock takes the lock as soon as
+        // the mutex is free, which is a trylock that happened at that later point.
+        self.lock();
+        true
     }
     fn lock(&self) {
         let g = self.mutex.lock().unwrap_or_else(|e| e.into_inner());
@@ -86,9 +82,13 @@ impl RawSpinLock for LoomSpinLock {
         }
     }
     fn unlock(&self) {
+        self.unlock_with(|| {})
+    }
+    fn unlock_with(&self, released: impl FnOnce()) {
         if let Some(h) = &self.held {
             h.store(false, Ordering::Release);
         }
+        released();
         // SAFETY: called by the holder (see above).
         let g = unsafe { (*self.guard.get()).take() };
         drop(g);

@@ -68,6 +68,12 @@ pub trait RawSpinLock: Send + Sync + 'static {
     fn try_lock(&self) -> bool;
     fn lock(&self);
     fn unlock(&self);
+    /// `unlock`, calling `released` at the point where the lock is free for a trylock
+    /// (so that a trace never shows a trylock failing after the unlock).
+    fn unlock_with(&self, released: impl FnOnce()) {
+        released();
+        self.unlock();
+    }
 }
 
 /// A spawned thread's handle.
@@ -79,6 +85,9 @@ pub trait Join: Send + 'static {
 pub trait Platform: Sized + Send + Sync + 'static {
     /// Short name for reports: `std`, `loom`, `shuttle`.
     const NAME: &'static str;
+    /// Runs on real threads (no explorer): roles start together behind a barrier, since
+    /// nothing else would make them overlap.
+    const REAL_THREADS: bool = false;
     /// The checker hooks of this platform instance.
     type Ghost: Ghost;
 

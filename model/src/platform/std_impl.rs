@@ -84,6 +84,7 @@ impl Join for std::thread::JoinHandle<()> {
 
 impl<G: Ghost> Platform for Std<G> {
     const NAME: &'static str = "std";
+    const REAL_THREADS: bool = true;
     type Ghost = G;
     type AtomicBool = core::sync::atomic::AtomicBool;
     type AtomicI32 = core::sync::atomic::AtomicI32;

@@ -74,8 +74,10 @@ pub enum Role {
     /// `remove_mapping_list()` each), then goes to sleep; if `balances`, its
     /// `prepare_kswapd_sleep()` finds the node balanced (`zone_balanced()` runs the release).
     Kswapd { node: i32, batches: u32, pages: u32, balances: bool },
-    /// A heavy writer of the file: takes `tree_lock` `holds` times to add a page.
-    Writer { holds: u32 },
+    /// A heavy writer of the file: takes `tree_lock` `holds` times to add a page. `spins`
+    /// lengthens each hold by that many spin-loop hints (the runtime mode's stand-in for the
+    /// radix-tree work; 0, and unexplored, under the checkers).
+    Writer { holds: u32, spins: u32 },
     /// An allocating task: calls `wakeup_kswapd(node)` `attempts` times; when that node's
     /// kswapd is asleep, `zone_balanced()` runs in this task.
     Allocator { node: i32, attempts: u32 },
@@ -268,7 +270,7 @@ impl<P: Platform> Reclaim<P> {
         }
         match self.cfg.roles[pid] {
             Role::Kswapd { node, batches, pages, balances } => vmscan::kswapd(self, &cur, node, batches, pages, balances),
-            Role::Writer { holds } => vmscan::writer(self, &cur, holds),
+            Role::Writer { holds, spins } => vmscan::writer(self, &cur, holds, spins),
             Role::Allocator { node, attempts } => {
                 for _ in 0..attempts {
                     vmscan::wakeup_kswapd(self, &cur, node);
@@ -299,10 +301,17 @@ impl<P: Platform> Reclaim<P> {
 /// final state. This is the same function under loom, shuttle and real threads.
 pub fn run<P: Platform>(cfg: &Config, ghost: Arc<P::Ghost>) -> FinalState {
     let k = Arc::new(Reclaim::<P>::new(cfg.clone(), ghost));
+    let gate = P::REAL_THREADS.then(|| Arc::new(std::sync::Barrier::new(cfg.roles.len())));
     let handles: Vec<P::JoinHandle> = (0..cfg.roles.len())
         .map(|pid| {
             let k = Arc::clone(&k);
-            P::spawn(cfg.roles[pid].comm(), move || k.run_task(pid))
+            let gate = gate.clone();
+            P::spawn(cfg.roles[pid].comm(), move || {
+                if let Some(g) = gate {
+                    g.wait();
+                }
+                k.run_task(pid)
+            })
         })
         .collect();
     for h in handles {

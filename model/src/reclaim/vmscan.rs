@@ -53,29 +53,7 @@ pub fn remove_mapping_list<P: Platform>(k: &Reclaim<P>, cur: &Current<P>, pages:
         }
         spin_lock(cur, tree_lock);
     } else if !spin_trylock(cur, tree_lock) {
-        // "Account for trylock contentions in kswapd": race to become the exclusive kswapd.
-        let owner = claim_exclusive(k, cur, nid);
-        if owner != NUMA_NO_NODE {
-            cur.emit(Event::CmpxchgLost { node: nid, owner });
-            // 4/4: "Tag the pgdat as congested" so direct reclaimers stall in wait_iff_congested.
-            if k.cfg.variant.sets_pgdat_congested() {
-                set_bit::<P>(PGDAT_CONGESTED, &k.pgdat[nid as usize].flags);
-                cur.emit(Event::CongestedSet { node: nid });
-            }
-            // "Stall kswapd once for 10ms on contention".
-            contended_stall(k, cur, nid);
-            if k.mutated(Mutation::StallTwice) {
-                contended_stall(k, cur, nid);
-            }
-            if k.mutated(Mutation::StallUntilFree) {
-                while read_once::<P>(&k.kswapd_exclusive) != NUMA_NO_NODE && cur.loop_head(1) {
-                    contended_stall(k, cur, nid);
-                }
-            }
-        } else {
-            won_exclusive = true;
-        }
-        spin_lock(cur, tree_lock);
+        won_exclusive = contended_acquire(k, cur, nid);
     }
 
     // __remove_mapping() for each page: the work done under tree_lock.
@@ -86,6 +64,36 @@ pub fn remove_mapping_list<P: Platform>(k: &Reclaim<P>, cur: &Current<P>, pages:
         return;
     }
     spin_unlock(cur, tree_lock);
+}
+
+/// The contended path of a kswapd whose trylock failed: race to become the exclusive kswapd
+/// ("Account for trylock contentions in kswapd"); a loser (4/4: tags its node congested and)
+/// stalls once ("Stall kswapd once for 10ms on contention"); then everyone spins on
+/// tree_lock. Returns whether this kswapd won. Out of line and cold, as the kernel's
+/// `unlikely()` contended path would be, so the uncontended path stays small.
+#[cold]
+#[inline(never)]
+fn contended_acquire<P: Platform>(k: &Reclaim<P>, cur: &Current<P>, nid: i32) -> bool {
+    let owner = claim_exclusive(k, cur, nid);
+    let won = owner == NUMA_NO_NODE;
+    if !won {
+        cur.emit(Event::CmpxchgLost { node: nid, owner });
+        if k.cfg.variant.sets_pgdat_congested() {
+            set_bit::<P>(PGDAT_CONGESTED, &k.pgdat[nid as usize].flags);
+            cur.emit(Event::CongestedSet { node: nid });
+        }
+        contended_stall(k, cur, nid);
+        if k.mutated(Mutation::StallTwice) {
+            contended_stall(k, cur, nid);
+        }
+        if k.mutated(Mutation::StallUntilFree) {
+            while read_once::<P>(&k.kswapd_exclusive) != NUMA_NO_NODE && cur.loop_head(1) {
+                contended_stall(k, cur, nid);
+            }
+        }
+    }
+    spin_lock(cur, &k.mapping.tree_lock);
+    won
 }
 
 /// `cmpxchg(&kswapd_exclusive, NUMA_NO_NODE, nid)`: returns NUMA_NO_NODE if this kswapd is
@@ -194,9 +202,12 @@ pub fn kswapd<P: Platform>(k: &Reclaim<P>, cur: &Current<P>, nid: i32, batches: 
 }
 
 /// A heavy writer of the file: each `add_to_page_cache` takes tree_lock (blocking).
-pub fn writer<P: Platform>(k: &Reclaim<P>, cur: &Current<P>, holds: u32) {
+pub fn writer<P: Platform>(k: &Reclaim<P>, cur: &Current<P>, holds: u32, spins: u32) {
     for _ in 0..holds {
         spin_lock(cur, &k.mapping.tree_lock);
+        for _ in 0..spins {
+            core::hint::spin_loop();
+        }
         k.mapping.nrpages.fetch_add(1, Relaxed);
         cur.emit(Event::AddedPage);
         spin_unlock(cur, &k.mapping.tree_lock);

@@ -1,0 +1,779 @@
+//! mm/compaction.c around cb2dcaf023 ("mm, compaction: finish pageblock scanning on
+//! contention"), for the four [`Variant`]s.
+//!
+//! Kernel reference: `../shared/docs/kernel-reference.md` B.2 (lock helpers before and after),
+//! B.3 (the consumers of `cc->contended`), B.4 (`compact_zone()` and `__compact_finished()`
+//! after 13/22), and the 670105a25608 fix. Function names are the kernel's.
+//!
+//! # What the model leaves out, and why the verdicts do not depend on it
+//!
+//! * `too_many_isolated()` and its `congestion_wait()` loop: no other task isolates pages, so
+//!   it is never true. (Its fatal-signal exit returns 0, the same ISOLATE_ABORT the fix uses.)
+//! * Pageblock skip hints (`isolation_suitable()`, `test_and_set_skip()`,
+//!   `update_pageblock_skip()`), cached scanner positions, `fast_find_migrateblock()`: every
+//!   `compact_zone()` here starts at the zone's ends, and a single compactor never finds a
+//!   skip bit it did not set itself on an aligned pfn it has already passed.
+//! * Pageblock migratetypes (`suitable_migration_source/target()`, fallbacks): every block is
+//!   MIGRATE_MOVABLE and the allocation is movable, so every block is suitable and a free
+//!   pageblock is a success.
+//! * Compound pages, high-order buddies, non-LRU movable pages, dirty/writeback pages and
+//!   migration failures other than `-ENOMEM`: every page is an order-0 LRU page or an order-0
+//!   free page, so `isolate_fail`/`skip_on_failure` and the `-EAGAIN` paths are never taken.
+//!   That is also why MIGRATE_SYNC_LIGHT and MIGRATE_SYNC behave alike here: they differ in
+//!   how dirty and writeback pages are migrated.
+//! * `is_via_compact_memory()` (`/proc/sys/vm/compact_memory`, order -1): every compactor is a
+//!   direct compactor for a pageblock-order allocation (a THP fault).
+//! * The locks that migration itself takes (page lock, `mapping->i_pages`), pagevecs and
+//!   per-cpu page lists: `migrate_pages()` is the compactor's own bookkeeping; a migrated
+//!   source page is free at once (the kernel drains the per-cpu lists at `check_drain` when the
+//!   scanner leaves the pageblock, before the aligned `__compact_finished()` that could see it).
+//!   `putback_movable_pages()` and `release_freepages()` go through pagevecs and per-cpu lists
+//!   too, so they take no lock here.
+//! * `compaction_suitable()` and the watermark checks before the loop: the zone is taken to
+//!   be worth compacting (free pages exist, but no free pageblock).
+//! * `last_migrated_pfn` is tracked as 5.1 does (a local of `compact_zone()`, set to the
+//!   iteration's start pfn on ISOLATE_SUCCESS) in every variant; the earlier
+//!   `cc->last_migrated_pfn` (the first pfn isolated) lies in the same pageblock, so
+//!   `cc->rescan`, which compares pageblocks, gets the same values.
+
+use core::sync::atomic::Ordering::Relaxed;
+use std::collections::hash_map::DefaultHasher;
+use std::hash::{Hash, Hasher};
+
+use super::{Compaction, HeldLock, Mode, PageState, Variant};
+use crate::event::{AbortReason, CompactResult, Event};
+use crate::ghost::Ghost;
+use crate::kernel::sched::Current;
+use crate::kernel::spinlock::{spin_lock, spin_trylock, spin_unlock, SpinLock};
+use crate::mutation::Mutation;
+use crate::platform::{Atomic, AtomicInt, Platform};
+
+/// `struct compact_control`: private to the compacting task (it lives on its stack), so plain
+/// state, never explored memory. The zone's pages as this compactor sees them are kept here
+/// too (see the module docs of [`super`]).
+#[derive(Debug, Clone)]
+pub struct CompactControl {
+    pub mode: Mode,
+    /// `cc->migrate_pfn`: where the migration scanner resumes.
+    pub migrate_pfn: u32,
+    /// `cc->free_pfn`: where the free scanner resumes.
+    pub free_pfn: u32,
+    /// `cc->contended`.
+    contended: bool,
+    /// `cc->rescan` (renamed `finish_pageblock` in 6.3).
+    pub rescan: bool,
+    /// `cc->nr_migratepages` / `cc->migratepages` (pfns; `list_add` at the head).
+    pub nr_migratepages: u32,
+    pub migratepages: Vec<u32>,
+    /// `cc->nr_freepages` / `cc->freepages` (pfns; `list_add_tail`, taken from the head).
+    pub nr_freepages: u32,
+    pub freepages: Vec<u32>,
+    /// The zone's pages, index `pfn - zone_start_pfn`.
+    pub pages: Vec<PageState>,
+    /// Scanner positions last reported in a `ScannerAt` event.
+    shown: Option<(u32, u32)>,
+}
+
+impl CompactControl {
+    pub fn contended(&self) -> bool {
+        self.contended
+    }
+    /// `cc->contended = true`, reporting the transition.
+    fn set_contended<P: Platform>(&mut self, cur: &Current<P>, why: &'static str) {
+        if !self.contended {
+            self.contended = true;
+            cur.emit(Event::ContendedSet { why });
+        }
+    }
+    /// `cc->contended = false` (only a seeded bug does this).
+    fn clear_contended<P: Platform>(&mut self, cur: &Current<P>) {
+        if self.contended {
+            self.contended = false;
+            cur.emit(Event::ContendedCleared);
+        }
+    }
+    /// Report the scanner positions if they moved.
+    fn note_scanners<P: Platform>(&mut self, cur: &Current<P>) {
+        let now = (self.migrate_pfn, self.free_pfn);
+        if self.shown != Some(now) {
+            self.shown = Some(now);
+            cur.emit(Event::ScannerAt { migrate_pfn: now.0, free_pfn: now.1 });
+        }
+    }
+}
+
+/// Everything a `compact_zone()` iteration can change: if an iteration ends where it started,
+/// it made no progress; if a loop head sees the same key (and the same flags) twice with every
+/// other task finished, the loop runs forever.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct LoopState {
+    migrate_pfn: u32,
+    free_pfn: u32,
+    contended: bool,
+    nr_migratepages: u32,
+    nr_freepages: u32,
+    last_migrated_pfn: u32,
+    pages: Vec<PageState>,
+}
+
+impl LoopState {
+    fn of(cc: &CompactControl, last_migrated_pfn: u32) -> Self {
+        LoopState {
+            migrate_pfn: cc.migrate_pfn,
+            free_pfn: cc.free_pfn,
+            contended: cc.contended,
+            nr_migratepages: cc.nr_migratepages,
+            nr_freepages: cc.nr_freepages,
+            last_migrated_pfn,
+            pages: cc.pages.clone(),
+        }
+    }
+}
+
+/// `isolate_migrate_t`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IsolateMigrate {
+    Abort,
+    None,
+    Success,
+}
+
+impl IsolateMigrate {
+    fn kernel_name(self) -> &'static str {
+        match self {
+            IsolateMigrate::Abort => "ISOLATE_ABORT",
+            IsolateMigrate::None => "ISOLATE_NONE",
+            IsolateMigrate::Success => "ISOLATE_SUCCESS",
+        }
+    }
+}
+
+// ---------------------------------------------------------------- pfn arithmetic
+
+impl<P: Platform> Compaction<P> {
+    fn ppb(&self) -> u32 {
+        self.cfg.pages_per_block
+    }
+    /// `pageblock_start_pfn(pfn)`.
+    fn pageblock_start_pfn(&self, pfn: u32) -> u32 {
+        pfn & !(self.ppb() - 1)
+    }
+    /// `pageblock_end_pfn(pfn)`; with `cc->order == pageblock_order` this is also
+    /// `block_end_pfn(pfn, cc->order)`.
+    fn pageblock_end_pfn(&self, pfn: u32) -> u32 {
+        self.pageblock_start_pfn(pfn) + self.ppb()
+    }
+    fn page_index(&self, pfn: u32) -> usize {
+        (pfn - self.cfg.zone_start_pfn()) as usize
+    }
+    /// `compact_scanners_met()`: `(free_pfn >> pageblock_order) <= (migrate_pfn >> pageblock_order)`.
+    fn compact_scanners_met(&self, cc: &CompactControl) -> bool {
+        cc.free_pfn / self.ppb() <= cc.migrate_pfn / self.ppb()
+    }
+    fn variant(&self) -> Variant {
+        self.cfg.variant
+    }
+}
+
+// ---------------------------------------------------------------- signals and rescheduling
+
+/// Read a flag with a read-modify-write (`compare_exchange(true, true)`: it fails, a pure
+/// read, while the flag is clear), which always sees the latest value. A plain relaxed load
+/// would let loom also return a stale value after the killer's (or the scheduler's) store,
+/// which for these flags is the same execution as the store landing later, an interleaving
+/// loom explores anyway.
+fn read_flag<P: Platform>(flag: &P::AtomicBool) -> bool {
+    flag.compare_exchange(true, true, Relaxed, Relaxed).is_ok()
+}
+
+/// `fatal_signal_pending(current)`.
+fn fatal_signal_pending<P: Platform>(k: &Compaction<P>, cur: &Current<P>) -> bool {
+    let pending = read_flag::<P>(&k.flags[cur.pid()].sigkill);
+    if pending {
+        cur.emit(Event::FatalSeen);
+    }
+    pending
+}
+
+/// `need_resched()`.
+fn need_resched<P: Platform>(k: &Compaction<P>, cur: &Current<P>) -> bool {
+    let set = read_flag::<P>(&k.flags[cur.pid()].need_resched);
+    if set {
+        cur.emit(Event::ReschedSeen);
+    }
+    set
+}
+
+/// `cond_resched()`: the task schedules, which clears TIF_NEED_RESCHED.
+fn cond_resched<P: Platform>(k: &Compaction<P>, cur: &Current<P>) {
+    let f = &k.flags[cur.pid()];
+    f.need_resched.store(false, Relaxed);
+    if P::Ghost::ENABLED {
+        f.ghost_need_resched.store(false, Relaxed);
+    }
+}
+
+/// `compact_should_abort()` (norescan-v3, finishcontend-v3) / `compact_check_resched()`
+/// (later): the periodic `need_resched()` check where no lock is held. Returns true when
+/// async compaction must abort (norescan-v3 only).
+fn compact_should_abort<P: Platform>(k: &Compaction<P>, cur: &Current<P>, cc: &mut CompactControl) -> bool {
+    if need_resched(k, cur) {
+        if k.variant().resched_sets_contended() && cc.mode == Mode::Async {
+            cc.set_contended(cur, "need_resched");
+            if !k.variant().finishes_pageblock() {
+                return true;
+            }
+        }
+        cond_resched(k, cur);
+    }
+    false
+}
+
+// ---------------------------------------------------------------- lock helpers
+
+/// `compact_trylock_irqsave()` (before cb2dcaf023): async compaction trylocks and, if the lock
+/// is contended, records it and returns false (the caller breaks out of its block); the other
+/// modes spin.
+fn compact_trylock_irqsave<P: Platform>(k: &Compaction<P>, cur: &Current<P>, lock: &SpinLock<P>, cc: &mut CompactControl) -> bool {
+    if cc.mode == Mode::Async || k.mutated(Mutation::SyncSetsContended) {
+        if !spin_trylock(cur, lock) {
+            cur.emit(Event::LockContended { lock: lock.name });
+            cc.set_contended(cur, "lock");
+            return false;
+        }
+    } else {
+        spin_lock(cur, lock);
+    }
+    true
+}
+
+/// `compact_lock_irqsave()` (cb2dcaf023): "Always returns true". Async compaction that has not
+/// yet seen contention trylocks and, if that fails, records the contention; then everybody
+/// spins, so after the first contention async compaction never trylocks again.
+fn compact_lock_irqsave<P: Platform>(k: &Compaction<P>, cur: &Current<P>, lock: &SpinLock<P>, cc: &mut CompactControl) -> bool {
+    let trylocks = cc.mode == Mode::Async || k.mutated(Mutation::SyncSetsContended);
+    if trylocks && !cc.contended {
+        if spin_trylock(cur, lock) {
+            return true;
+        }
+        cur.emit(Event::LockContended { lock: lock.name });
+        cc.set_contended(cur, "lock");
+    }
+    spin_lock(cur, lock);
+    true
+}
+
+/// The variant's lock helper; true when the lock is held.
+fn compact_take_lock<P: Platform>(k: &Compaction<P>, cur: &Current<P>, lock: &SpinLock<P>, cc: &mut CompactControl) -> bool {
+    if k.variant().finishes_pageblock() {
+        compact_lock_irqsave(k, cur, lock, cc)
+    } else {
+        compact_trylock_irqsave(k, cur, lock, cc)
+    }
+}
+
+/// `compact_unlock_should_abort(lock, flags, &locked, cc)`, called by both block scanners at
+/// every pfn that is a multiple of SWAP_CLUSTER_MAX: drop the lock if held; abort on a fatal
+/// signal (recording it as contention); then the variant's `need_resched()` handling.
+fn compact_unlock_should_abort<P: Platform>(
+    k: &Compaction<P>,
+    cur: &Current<P>,
+    lock: &SpinLock<P>,
+    locked: &mut bool,
+    cc: &mut CompactControl,
+) -> bool {
+    let keeps_lock = k.mutated(Mutation::AbortKeepsLock);
+    if *locked && !keeps_lock {
+        spin_unlock(cur, lock);
+        *locked = false;
+    }
+    if fatal_signal_pending(k, cur) {
+        cc.set_contended(cur, "fatal signal");
+        return true;
+    }
+    if *locked {
+        spin_unlock(cur, lock);
+        *locked = false;
+    }
+    let resched = need_resched(k, cur);
+    match k.variant() {
+        Variant::NorescanV3 => {
+            if resched {
+                if cc.mode == Mode::Async {
+                    cc.set_contended(cur, "need_resched");
+                    return true;
+                }
+                cond_resched(k, cur);
+            }
+        }
+        Variant::FinishcontendV3 => {
+            if resched {
+                if cc.mode == Mode::Async {
+                    cc.set_contended(cur, "need_resched");
+                }
+                cond_resched(k, cur);
+            }
+        }
+        Variant::ReschedNotContention | Variant::FatalFix => {
+            if resched {
+                cond_resched(k, cur);
+            }
+        }
+    }
+    false
+}
+
+// ---------------------------------------------------------------- the migration scanner
+
+/// `isolate_migratepages_block(cc, low_pfn, end_pfn, isolate_mode)`: isolate LRU pages of one
+/// pageblock from `low_pfn`. Returns the pfn where scanning stopped, or 0 to abort.
+fn isolate_migratepages_block<P: Platform>(
+    k: &Compaction<P>,
+    cur: &Current<P>,
+    cc: &mut CompactControl,
+    start_pfn: u32,
+    end_pfn: u32,
+) -> u32 {
+    let cfg = &k.cfg;
+    let lru_lock = &k.zone.lru_lock;
+    let block = start_pfn / cfg.pages_per_block;
+    // too_many_isolated(): never true here (module docs).
+    if compact_should_abort(k, cur, cc) {
+        return 0;
+    }
+    let mut low_pfn = start_pfn;
+    let mut locked = false;
+    let mut aborted = false;
+    while low_pfn < end_pfn {
+        // "Periodically drop the lock (if held) regardless of its contention, to give chance
+        // to IRQs. Abort async compaction if contended." (after 670105a25608: "Abort
+        // completely if a fatal signal is pending.")
+        if low_pfn.is_multiple_of(cfg.swap_cluster_max) && compact_unlock_should_abort(k, cur, lru_lock, &mut locked, cc) {
+            if k.variant().fatal_returns_zero() {
+                if !low_pfn.is_multiple_of(cfg.pages_per_block) {
+                    cur.emit(Event::BlockAbandoned { block, pfn: low_pfn });
+                }
+                // low_pfn = 0; goto fatal_pending (past isolate_abort's unlock: the lock
+                // was dropped by compact_unlock_should_abort()).
+                return 0;
+            }
+            aborted = true;
+            break;
+        }
+        let i = k.page_index(low_pfn);
+        if cc.pages[i] != PageState::Lru {
+            // PageBuddy(): skip the free page (order 0). Nothing else can be found here.
+            low_pfn += 1;
+            continue;
+        }
+        // "If we already hold the lock, we can skip some rechecking"
+        if !locked {
+            locked = compact_take_lock(k, cur, lru_lock, cc);
+            if !locked {
+                // norescan-v3: "Allow future scanning if the lock is contended":
+                // clear_pageblock_skip(page); break. (Skip hints are not modelled.)
+                aborted = true;
+                break;
+            }
+        }
+        // __isolate_lru_page() and del_page_from_lru_list(): the work done under lru_lock.
+        k.zone.nr_lru_pages.fetch_sub(1, Relaxed);
+        cc.pages[i] = PageState::IsolatedMigrate;
+        cc.migratepages.insert(0, low_pfn);
+        cc.nr_migratepages += 1;
+        cur.emit(Event::Isolated { free: false, pfn: low_pfn, pages: 1 });
+        // "Avoid isolating too much unless this block is being rescanned (e.g. dirty/writeback
+        // pages, parallel allocation) or a lock is contended." (the contended part: cb2dcaf023)
+        let contended_lifts_cap = k.variant().finishes_pageblock() && cc.contended;
+        if cc.nr_migratepages == cfg.compact_cluster_max && !cc.rescan && !contended_lifts_cap {
+            low_pfn += 1;
+            cur.emit(Event::ClusterMaxStop { pfn: low_pfn });
+            break;
+        }
+        low_pfn += 1;
+    }
+    // isolate_abort:
+    if locked {
+        spin_unlock(cur, lru_lock);
+    }
+    if low_pfn == end_pfn {
+        cur.emit(Event::BlockFinished { block });
+    } else if aborted && !low_pfn.is_multiple_of(cfg.pages_per_block) {
+        cur.emit(Event::BlockAbandoned { block, pfn: low_pfn });
+    }
+    low_pfn
+}
+
+/// `isolate_migratepages(zone, cc)`: isolate from the pageblock `cc->migrate_pfn` is in, if
+/// it lies below the free scanner, and record where the scanner stopped.
+fn isolate_migratepages<P: Platform>(k: &Compaction<P>, cur: &Current<P>, cc: &mut CompactControl) -> IsolateMigrate {
+    let cfg = &k.cfg;
+    let mut low_pfn = cc.migrate_pfn;
+    let block_end_pfn = k.pageblock_end_pfn(low_pfn);
+    // "Iterate over whole pageblocks until we find the first suitable. Do not cross the free
+    // scanner." Every pageblock is suitable here, so the loop ends after its first block.
+    if block_end_pfn <= cc.free_pfn {
+        // "This can potentially iterate a massively long zone with many pageblocks
+        // unsuitable, so periodically check if we need to schedule, or even abort async
+        // compaction."
+        let abort = low_pfn.is_multiple_of(cfg.swap_cluster_max * cfg.pages_per_block) && compact_should_abort(k, cur, cc);
+        if !abort {
+            low_pfn = isolate_migratepages_block(k, cur, cc, low_pfn, block_end_pfn);
+            let contended_aborts = !k.variant().finishes_pageblock() && cc.contended;
+            if low_pfn == 0 || contended_aborts {
+                cur.emit(Event::IsolateMigrate { result: IsolateMigrate::Abort.kernel_name(), low_pfn });
+                return IsolateMigrate::Abort;
+            }
+        }
+    }
+    // "Record where migration scanner will be restarted."
+    cc.migrate_pfn = low_pfn;
+    cc.note_scanners(cur);
+    let r = if cc.nr_migratepages > 0 { IsolateMigrate::Success } else { IsolateMigrate::None };
+    cur.emit(Event::IsolateMigrate { result: r.kernel_name(), low_pfn });
+    r
+}
+
+// ---------------------------------------------------------------- the free scanner
+
+/// `isolate_freepages_block(cc, &start_pfn, end_pfn, freelist, strict = false)`: isolate free
+/// pages of one pageblock until there are as many as pages to migrate. Returns the number
+/// isolated; `*start_pfn` is where scanning stopped.
+fn isolate_freepages_block<P: Platform>(
+    k: &Compaction<P>,
+    cur: &Current<P>,
+    cc: &mut CompactControl,
+    start_pfn: &mut u32,
+    end_pfn: u32,
+) -> u32 {
+    let cfg = &k.cfg;
+    let zone_lock = &k.zone.lock;
+    let mut blockpfn = *start_pfn;
+    let mut locked = false;
+    let mut total_isolated = 0;
+    while blockpfn < end_pfn {
+        // "Periodically drop the lock (if held) regardless of its contention, to give chance
+        // to IRQs. Abort if fatal signal pending or async compaction detects need_resched()"
+        if blockpfn.is_multiple_of(cfg.swap_cluster_max) && compact_unlock_should_abort(k, cur, zone_lock, &mut locked, cc) {
+            break;
+        }
+        let i = k.page_index(blockpfn);
+        if cc.pages[i] != PageState::Buddy {
+            // isolate_fail: not a free page.
+            blockpfn += 1;
+            continue;
+        }
+        if !locked {
+            locked = compact_take_lock(k, cur, zone_lock, cc);
+            if !locked {
+                break;
+            }
+            // "Recheck this is a buddy page under lock": nobody else changes this zone's pages.
+        }
+        // __isolate_free_page(): the work done under zone->lock.
+        k.zone.nr_free_pages.fetch_sub(1, Relaxed);
+        cc.pages[i] = PageState::IsolatedFree;
+        cc.freepages.push(blockpfn);
+        cc.nr_freepages += 1;
+        total_isolated += 1;
+        cur.emit(Event::Isolated { free: true, pfn: blockpfn, pages: 1 });
+        if cc.nr_migratepages <= cc.nr_freepages {
+            blockpfn += 1;
+            break;
+        }
+        blockpfn += 1;
+    }
+    if locked {
+        spin_unlock(cur, zone_lock);
+    }
+    // "Record how far we have got within the block"
+    *start_pfn = blockpfn;
+    total_isolated
+}
+
+/// `isolate_freepages(cc)`: scan pageblocks downwards from `cc->free_pfn`, not below the end of
+/// the migration scanner's pageblock, until enough free pages are isolated.
+fn isolate_freepages<P: Platform>(k: &Compaction<P>, cur: &Current<P>, cc: &mut CompactControl) {
+    let cfg = &k.cfg;
+    let ppb = cfg.pages_per_block;
+    let mut isolate_start_pfn = cc.free_pfn;
+    let mut block_start_pfn = k.pageblock_start_pfn(cc.free_pfn);
+    let mut block_end_pfn = (block_start_pfn + ppb).min(cfg.zone_end_pfn());
+    // "The low boundary is the end of the pageblock the migration scanner is using."
+    let low_pfn = if k.mutated(Mutation::FreeScannerCrosses) { cfg.zone_start_pfn() } else { k.pageblock_end_pfn(cc.migrate_pfn) };
+    while block_start_pfn >= low_pfn {
+        // "This can iterate a massively long zone without finding any suitable migration
+        // targets, so periodically check if we need to schedule, or even abort async
+        // compaction."
+        if block_start_pfn.is_multiple_of(cfg.swap_cluster_max * ppb) && compact_should_abort(k, cur, cc) {
+            break;
+        }
+        // suitable_migration_target(), isolation_suitable(): every block qualifies.
+        isolate_freepages_block(k, cur, cc, &mut isolate_start_pfn, block_end_pfn);
+        // "If we isolated enough freepages, or aborted due to lock contention, terminate."
+        // (cb2dcaf023: "Are enough freepages isolated?")
+        let contended_stops = !k.variant().finishes_pageblock() && cc.contended;
+        if cc.nr_freepages >= cc.nr_migratepages || contended_stops {
+            if isolate_start_pfn >= block_end_pfn {
+                // "Restart at previous pageblock if more freepages can be isolated next time."
+                isolate_start_pfn = block_start_pfn - ppb;
+            }
+            break;
+        } else if isolate_start_pfn < block_end_pfn {
+            // "If isolation failed early, do not continue needlessly."
+            break;
+        }
+        // Next pageblock down (block_start_pfn >= low_pfn >= zone start >= ppb: no underflow).
+        block_end_pfn = block_start_pfn;
+        block_start_pfn -= ppb;
+        isolate_start_pfn = block_start_pfn;
+    }
+    // "Record where the free scanner will restart next time."
+    cc.free_pfn = isolate_start_pfn;
+    cc.note_scanners(cur);
+}
+
+/// `compaction_alloc()`: the migration target allocator `migrate_pages()` is given.
+fn compaction_alloc<P: Platform>(k: &Compaction<P>, cur: &Current<P>, cc: &mut CompactControl) -> Option<u32> {
+    if cc.freepages.is_empty() {
+        // Before cb2dcaf023: "Isolate free pages if necessary, and if we are not aborting due
+        // to contention."
+        if k.variant().finishes_pageblock() || !cc.contended {
+            isolate_freepages(k, cur, cc);
+        }
+        if cc.freepages.is_empty() {
+            return None;
+        }
+    }
+    let page = cc.freepages.remove(0);
+    cc.nr_freepages -= 1;
+    Some(page)
+}
+
+/// `migrate_pages(&cc->migratepages, compaction_alloc, compaction_free, cc, mode,
+/// MR_COMPACTION)`, as compaction sees it: each isolated page gets a target from
+/// `compaction_alloc()`; the source page is freed, the target is in use. Returns `Err` for
+/// `-ENOMEM` (no target), leaving the pages not migrated on `cc->migratepages`.
+fn migrate_pages<P: Platform>(k: &Compaction<P>, cur: &Current<P>, cc: &mut CompactControl) -> Result<(), ()> {
+    let pages = std::mem::take(&mut cc.migratepages);
+    let mut migrated = 0;
+    for (n, &src) in pages.iter().enumerate() {
+        match compaction_alloc(k, cur, cc) {
+            None => {
+                cc.migratepages = pages[n..].to_vec();
+                cur.emit(Event::Migrated { pages: migrated, enomem: true });
+                return Err(());
+            }
+            Some(dst) => {
+                let (s, d) = (k.page_index(src), k.page_index(dst));
+                cc.pages[s] = PageState::Buddy;
+                cc.pages[d] = PageState::Lru;
+                migrated += 1;
+            }
+        }
+    }
+    cur.emit(Event::Migrated { pages: migrated, enomem: false });
+    Ok(())
+}
+
+/// `putback_movable_pages(&cc->migratepages)`: back to the LRU (through a pagevec; the model
+/// does not follow it to the LRU lock).
+fn putback_movable_pages(k_page_index: impl Fn(u32) -> usize, cc: &mut CompactControl) {
+    for pfn in std::mem::take(&mut cc.migratepages) {
+        cc.pages[k_page_index(pfn)] = PageState::Lru;
+    }
+}
+
+/// `release_freepages(&cc->freepages)`: unused targets go back to the buddy lists.
+fn release_freepages(k_page_index: impl Fn(u32) -> usize, cc: &mut CompactControl) {
+    for pfn in std::mem::take(&mut cc.freepages) {
+        cc.pages[k_page_index(pfn)] = PageState::Buddy;
+    }
+    cc.nr_freepages = 0;
+}
+
+// ---------------------------------------------------------------- compact_finished, compact_zone
+
+/// Is a page of order >= cc->order free? With `cc->order == pageblock_order` and a movable
+/// allocation: is a whole pageblock free in the buddy lists?
+fn suitable_page_free<P: Platform>(k: &Compaction<P>, cc: &CompactControl) -> bool {
+    cc.pages.chunks(k.ppb() as usize).any(|b| b.iter().all(|p| *p == PageState::Buddy))
+}
+
+/// `__compact_finished(cc)`, in the variant's check order (B.4).
+#[allow(non_snake_case)]
+fn __compact_finished<P: Platform>(k: &Compaction<P>, cur: &Current<P>, cc: &mut CompactControl) -> CompactResult {
+    let finishes = k.variant().finishes_pageblock();
+    // Before cb2dcaf023, the first line.
+    if !finishes && (cc.contended || fatal_signal_pending(k, cur)) {
+        return CompactResult::Contended;
+    }
+    // "Compaction run completes if the migrate and free scanner meet" (every compaction here
+    // starts at the zone's ends: whole_zone, so COMPLETE rather than PARTIAL_SKIPPED).
+    if k.compact_scanners_met(cc) {
+        cur.emit(Event::ScannersMet);
+        return CompactResult::Complete;
+    }
+    // is_via_compact_memory(cc->order): false (module docs).
+    if k.mutated(Mutation::ContendedSkipsAlignment) && cc.contended {
+        return CompactResult::Contended;
+    }
+    // 07/22: "Always finish scanning a pageblock to reduce the possibility of fallbacks in the
+    // future."
+    if !cc.migrate_pfn.is_multiple_of(k.ppb()) {
+        return CompactResult::Continue;
+    }
+    // "Direct compactor: Is a suitable page free?"
+    if suitable_page_free(k, cc) {
+        return CompactResult::Success;
+    }
+    let mut ret = CompactResult::NoSuitablePage;
+    // cb2dcaf023: the contended test moves here, after the alignment check.
+    if finishes && (cc.contended || fatal_signal_pending(k, cur)) {
+        ret = CompactResult::Contended;
+    }
+    ret
+}
+
+/// `compact_finished(cc)`: `__compact_finished()` with COMPACT_NO_SUITABLE_PAGE mapped to
+/// COMPACT_CONTINUE.
+fn compact_finished<P: Platform>(k: &Compaction<P>, cur: &Current<P>, cc: &mut CompactControl) -> CompactResult {
+    let mut ret = __compact_finished(k, cur, cc);
+    if ret == CompactResult::NoSuitablePage {
+        ret = CompactResult::Continue;
+    }
+    cur.emit(Event::CompactFinished { result: ret, migrate_pfn: cc.migrate_pfn });
+    ret
+}
+
+/// The fingerprint of a `compact_zone()` loop head: the loop's state, and the values of the
+/// task's own `fatal_signal_pending` and `need_resched` flags that its next reads will see
+/// (their ghost copies; those reads are read-modify-writes, which see the latest value).
+fn loop_fingerprint<P: Platform>(k: &Compaction<P>, cur: &Current<P>, state: &LoopState) -> u64 {
+    let mut h = DefaultHasher::new();
+    state.hash(&mut h);
+    if P::Ghost::ENABLED {
+        let f = &k.flags[cur.pid()];
+        f.ghost_sigkill.load(Relaxed).hash(&mut h);
+        f.ghost_need_resched.load(Relaxed).hash(&mut h);
+    }
+    h.finish()
+}
+
+/// `compact_zone(cc, capc)` for a direct compactor of the whole zone in `mode`, allocating at
+/// pageblock order. Returns its result, or `None` when the checker stopped a loop that could
+/// not end (it has recorded the `progress` violation).
+pub fn compact_zone<P: Platform>(k: &Compaction<P>, cur: &Current<P>, mode: Mode) -> Option<CompactResult> {
+    let cfg = &k.cfg;
+    let idx = |pfn: u32| k.page_index(pfn);
+    let mut cc = CompactControl {
+        mode,
+        migrate_pfn: cfg.zone_start_pfn(),
+        free_pfn: k.pageblock_start_pfn(cfg.zone_end_pfn() - 1),
+        contended: false,
+        rescan: false,
+        nr_migratepages: 0,
+        migratepages: Vec::new(),
+        nr_freepages: 0,
+        freepages: Vec::new(),
+        pages: (cfg.zone_start_pfn()..cfg.zone_end_pfn()).map(|pfn| cfg.initial_page(pfn)).collect(),
+        shown: None,
+    };
+    cur.emit(Event::CompactStart { mode: mode.name() });
+    cc.note_scanners(cur);
+    let mut last_migrated_pfn = 0u32;
+    let (ret, reason) = loop {
+        let before = LoopState::of(&cc, last_migrated_pfn);
+        if !cur.loop_head(loop_fingerprint(k, cur, &before)) {
+            // The checker found that this loop cannot end and stopped it.
+            return None;
+        }
+        if k.mutated(Mutation::CompactorInfiniteLoop) {
+            // The liveness self-test: the loop goes round without doing anything.
+            P::yield_now();
+            continue;
+        }
+        let ret = compact_finished(k, cur, &mut cc);
+        if ret != CompactResult::Continue {
+            let reason = match ret {
+                CompactResult::Complete | CompactResult::PartialSkipped => AbortReason::ScannersMet,
+                CompactResult::Success => AbortReason::Success,
+                _ => AbortReason::Contended,
+            };
+            break (ret, reason);
+        }
+        let start_pfn = cc.migrate_pfn;
+        // 12/22: "Avoid multiple rescans which can happen if a page cannot be isolated
+        // (dirty/writeback in async mode) or if the migrated pages are being allocated before
+        // the pageblock is cleared."
+        cc.rescan = k.pageblock_start_pfn(last_migrated_pfn) == k.pageblock_start_pfn(start_pfn);
+        if k.mutated(Mutation::RescanClearsContended) {
+            cc.clear_contended(cur);
+        }
+        match isolate_migratepages(k, cur, &mut cc) {
+            IsolateMigrate::Abort => {
+                putback_movable_pages(idx, &mut cc);
+                cc.nr_migratepages = 0;
+                break (CompactResult::Contended, AbortReason::IsolateAbort);
+            }
+            IsolateMigrate::None => {
+                // "We haven't isolated and migrated anything, but there might still be
+                // unflushed migrations from previous cc->order aligned block." (check_drain)
+            }
+            IsolateMigrate::Success => {
+                last_migrated_pfn = start_pfn;
+                let err = migrate_pages(k, cur, &mut cc);
+                // "All pages were either migrated or will be released"
+                cc.nr_migratepages = 0;
+                if err.is_err() {
+                    putback_movable_pages(idx, &mut cc);
+                    // "migrate_pages() may return -ENOMEM when scanners meet and we want
+                    // compact_finished() to detect it"
+                    if !k.compact_scanners_met(&cc) {
+                        break (CompactResult::Contended, AbortReason::NoMemory);
+                    }
+                    // "We failed to migrate at least one page in the current order-aligned
+                    // block, so skip the rest of it." (cc->direct_compaction: every compactor
+                    // here is a direct compactor.)
+                    if mode == Mode::Async {
+                        cc.migrate_pfn = k.pageblock_end_pfn(cc.migrate_pfn - 1);
+                        cc.note_scanners(cur);
+                        last_migrated_pfn = 0;
+                    }
+                }
+            }
+        }
+        // check_drain: "Has the migration scanner moved away from the previous cc->order
+        // aligned block where we migrated from?" (lru_add_drain_cpu(), drain_local_pages():
+        // the model frees migrated pages at once, see the module docs.)
+        if last_migrated_pfn != 0 && last_migrated_pfn < k.pageblock_start_pfn(cc.migrate_pfn) {
+            last_migrated_pfn = 0;
+        }
+        if LoopState::of(&cc, last_migrated_pfn) == before {
+            cur.emit(Event::NoProgressIteration { migrate_pfn: cc.migrate_pfn });
+        }
+    };
+    // out: "Release free pages and update where the free scanner should restart" (cached
+    // positions are not modelled).
+    release_freepages(idx, &mut cc);
+    cur.emit(Event::CompactEnd { result: ret, reason: Some(reason), migrate_pfn: cc.migrate_pfn, free_pfn: cc.free_pfn });
+    Some(ret)
+}
+
+// ---------------------------------------------------------------- the other roles
+
+/// A task that takes `lock` `holds` times and does that lock's work under it: for
+/// `lru_lock`, adding a page to the LRU (`__pagevec_lru_add_fn`); for `zone->lock`, freeing a
+/// page to the buddy lists (`free_one_page`).
+pub fn lock_holder<P: Platform>(k: &Compaction<P>, cur: &Current<P>, lock: HeldLock, holds: u32) {
+    let (l, work) = match lock {
+        HeldLock::LruLock => (&k.zone.lru_lock, &k.zone.nr_lru_pages),
+        HeldLock::ZoneLock => (&k.zone.lock, &k.zone.nr_free_pages),
+    };
+    for _ in 0..holds {
+        spin_lock(cur, l);
+        work.fetch_add(1, Relaxed);
+        cur.emit(Event::HeldWork { lock: l.name });
+        spin_unlock(cur, l);
+    }
+}
