@@ -131,3 +131,18 @@ fn fingerprint(spec: &RunSpec, engine: Engine) -> u32 {
     }
     (h ^ (h >> 32)) as u32
 }
+
+#[cfg(test)]
+mod tests {
+    use super::ReplayToken;
+
+    #[test]
+    fn tokens_round_trip_and_reject_garbage() {
+        let t = ReplayToken { engine_tag: "loompb3".into(), index: 4711, fingerprint: 0xdead_beef };
+        assert_eq!(t.to_string(), "loompb3-4711-deadbeef");
+        assert_eq!(ReplayToken::parse(&t.to_string()), Some(t));
+        for bad in ["", "loom", "loom-1", "loom-x-deadbeef", "lo om-1-deadbeef", "-1-deadbeef", "loom-1-nothex"] {
+            assert_eq!(ReplayToken::parse(bad), None, "{bad}");
+        }
+    }
+}

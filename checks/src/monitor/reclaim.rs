@@ -497,3 +497,148 @@ fn congested_cleared(exec: &Exec) -> Vec<Violation> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    //! The monitors on hand-written traces: what must and must not count as a violation.
+
+    use mmmodel::event::{Event, Wq, NUMA_NO_NODE};
+    use mmmodel::kernel::sched::TimerModel;
+    use mmmodel::reclaim::{Config, FinalState, Role, Variant};
+
+    use crate::monitor::Exec;
+    use crate::spec::{Final, ModelSpec};
+
+    fn model() -> ModelSpec {
+        ModelSpec::KswapdStall(Config {
+            variant: Variant::WaitqueueV1,
+            mutation: None,
+            roles: vec![
+                Role::Kswapd { node: 0, batches: 1, pages: 1, balances: true },
+                Role::Kswapd { node: 1, batches: 1, pages: 1, balances: true },
+                Role::DirectReclaim { node: 1, batches: 1, pages: 1 },
+                Role::Bdi { congested_at_start: true },
+            ],
+            timer: TimerModel::AnyTime,
+        })
+    }
+
+    fn fin() -> Final {
+        Final::KswapdStall(FinalState { kswapd_exclusive: NUMA_NO_NODE, congested: vec![false, false], nr_wb_congested: 0, tree_lock_held: false })
+    }
+
+    fn check(events: Vec<(usize, Event)>, f: fn(&Exec) -> Vec<crate::monitor::Violation>) -> Vec<crate::monitor::Violation> {
+        let m = model();
+        let fin = fin();
+        let exec = Exec { model: &m, events: &events, fin: &fin };
+        f(&exec)
+    }
+
+    /// kswapd1 lost to kswapd0; `between` happens after the loss.
+    fn loser(between: Vec<(usize, Event)>) -> Vec<(usize, Event)> {
+        let mut v = vec![(0, Event::CmpxchgWon { node: 0, prev: NUMA_NO_NODE }), (1, Event::CmpxchgLost { node: 1, owner: 0 })];
+        v.extend(between);
+        v
+    }
+
+    const Q: Wq = Wq::KswapdContended;
+
+    #[test]
+    fn release_before_enqueue_then_timeout_is_a_lost_wakeup() {
+        let ev = loser(vec![
+            (0, Event::ZoneBalanced { node: 0, by_kswapd: true }),
+            (0, Event::Released { node: 0, prev: 0 }),
+            (0, Event::WakeUp { wq: Q, queued: 0, woken: 0 }),
+            (1, Event::Enqueued { wq: Q }),
+            (1, Event::Schedule { timeout: 10 }),
+            (1, Event::TimedOut { jiffies: 10 }),
+        ]);
+        let v = check(ev, super::no_lost_wakeup);
+        assert_eq!(v.len(), 1);
+        assert_eq!(v[0].wasted_jiffies, 10);
+        assert_eq!(v[0].at, Some(7));
+    }
+
+    #[test]
+    fn a_timer_that_beats_the_wake_scan_is_a_fair_race() {
+        // Enqueued, then the release, then the timer expires before the waker's scan.
+        let ev = loser(vec![
+            (1, Event::Enqueued { wq: Q }),
+            (1, Event::Schedule { timeout: 10 }),
+            (0, Event::ZoneBalanced { node: 0, by_kswapd: true }),
+            (0, Event::Released { node: 0, prev: 0 }),
+            (1, Event::TimedOut { jiffies: 10 }),
+            (0, Event::WakeUp { wq: Q, queued: 0b10, woken: 0 }),
+        ]);
+        assert!(check(ev, super::no_lost_wakeup).is_empty());
+    }
+
+    #[test]
+    fn a_timeout_before_any_release_is_no_violation() {
+        let ev = loser(vec![(1, Event::Enqueued { wq: Q }), (1, Event::Schedule { timeout: 10 }), (1, Event::TimedOut { jiffies: 10 })]);
+        assert!(check(ev, super::no_lost_wakeup).is_empty());
+    }
+
+    #[test]
+    fn a_release_while_queued_that_wakes_nobody_is_a_lost_wakeup() {
+        let ev = loser(vec![
+            (1, Event::Enqueued { wq: Q }),
+            (1, Event::Schedule { timeout: 10 }),
+            (0, Event::ZoneBalanced { node: 0, by_kswapd: true }),
+            (0, Event::Released { node: 0, prev: 0 }),
+            (1, Event::TimedOut { jiffies: 10 }),
+        ]);
+        let v = check(ev, super::no_lost_wakeup);
+        assert_eq!(v.len(), 1, "{v:?}");
+        assert!(v[0].message.contains("nobody woke the queue"), "{}", v[0].message);
+    }
+
+    #[test]
+    fn sleeping_forever_is_a_lost_wakeup() {
+        let ev = loser(vec![(1, Event::Enqueued { wq: Q }), (1, Event::Schedule { timeout: 10 }), (1, Event::SleptForever)]);
+        let v = check(ev, super::no_lost_wakeup);
+        assert_eq!(v.len(), 1);
+        assert!(v[0].message.contains("never releases"), "{}", v[0].message);
+    }
+
+    #[test]
+    fn two_owners_break_single_exclusive_and_the_real_protocol_does_not() {
+        let two = vec![(0, Event::CmpxchgWon { node: 0, prev: NUMA_NO_NODE }), (1, Event::CmpxchgWon { node: 1, prev: 0 })];
+        assert_eq!(check(two, super::single_exclusive).len(), 1);
+        let ok = vec![
+            (0, Event::CmpxchgWon { node: 0, prev: NUMA_NO_NODE }),
+            (0, Event::ZoneBalanced { node: 0, by_kswapd: true }),
+            (0, Event::Released { node: 0, prev: 0 }),
+            (1, Event::CmpxchgWon { node: 1, prev: NUMA_NO_NODE }),
+            (1, Event::ZoneBalanced { node: 1, by_kswapd: true }),
+            (1, Event::Released { node: 1, prev: 1 }),
+        ];
+        assert!(check(ok, super::single_exclusive).is_empty());
+    }
+
+    #[test]
+    fn a_congestion_stall_queued_after_the_clear_is_a_stale_stall() {
+        let base = vec![
+            (1, Event::CongestedSet { node: 1 }),
+            (2, Event::CongestionCheck { node: 1, congested: true }),
+            (1, Event::CongestedCleared { node: 1 }),
+            (2, Event::Enqueued { wq: Wq::Congestion }),
+            (2, Event::DirectStall { node: 1 }),
+        ];
+        assert_eq!(check(base.clone(), super::congested_cleared).len(), 1);
+        // Tagged again before the enqueue: a fresh congestion, no violation.
+        let mut again = base;
+        again.insert(3, (1, Event::CongestedSet { node: 1 }));
+        assert!(check(again, super::congested_cleared).is_empty());
+    }
+
+    #[test]
+    fn the_exclusive_kswapd_queueing_itself_is_caught() {
+        let ev = vec![
+            (0, Event::CmpxchgWon { node: 0, prev: NUMA_NO_NODE }),
+            (0, Event::CmpxchgLost { node: 0, owner: 0 }),
+            (0, Event::Enqueued { wq: Q }),
+        ];
+        assert_eq!(check(ev, super::exclusive_never_waits).len(), 1);
+    }
+}
