@@ -67,6 +67,8 @@ mutations! {
         "The re-check of kswapd_exclusive is done before prepare_to_wait() instead of after it.";
     NoBarrierClearWbCongested = "no-barrier-clear-wb-congested", KswapdStall, "no-lost-wakeup",
         "clear_wb_congested() without smp_mb__after_atomic() before its lockless waitqueue_active().";
+    BalancedKeepsExclusive = "balanced-keeps-exclusive", KswapdStall, "exclusive-released",
+        "zone_balanced() clears PGDAT_CONGESTED but never resets kswapd_exclusive (nor wakes the queue).";
     StallUntilFree = "stall-until-free", KswapdStall, "progress",
         "A loser keeps stalling until kswapd_exclusive is free, however long that takes.";
     KswapdInfiniteLoop = "kswapd-infinite-loop", KswapdStall, "progress",

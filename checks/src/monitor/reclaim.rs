@@ -37,6 +37,13 @@ pub static INVARIANTS: &[Invariant] = &[
         check: no_lost_wakeup,
     },
     Invariant {
+        id: "exclusive-released",
+        model: ModelKind::KswapdStall,
+        statement: "Every claim of kswapd_exclusive is released: no kswapd sleeps for an owner that never releases, and \
+                    kswapd_exclusive is NUMA_NO_NODE once every thread has finished.",
+        check: exclusive_released,
+    },
+    Invariant {
         id: "progress",
         model: ModelKind::KswapdStall,
         statement: "Every thread finishes within the step bound: no loop repeats a state with nobody left to change it.",
@@ -414,13 +421,57 @@ fn lost(exec: &Exec, s: &Sleep) -> Option<String> {
         }
     }
     if end == SleepEnd::Forever {
+        if never_released(exec, s) {
+            // Nothing was lost: the release it waits for never happens (`exclusive-released`).
+            return None;
+        }
         let why = match s.wq {
-            Wq::KswapdContended => format!("node {} never releases kswapd_exclusive", s.owner),
+            Wq::KswapdContended => format!("node {}'s release of kswapd_exclusive came before it could be seen", s.owner),
             Wq::Congestion => "no backing device un-congests".to_string(),
         };
         return Some(format!("{who} sleeps on {wq} from #{} and {why}: nobody will ever wake it", s.slept));
     }
     None
+}
+
+/// A sleeper on kswapd_contended_wait whose owner never releases kswapd_exclusive at all.
+fn never_released(exec: &Exec, s: &Sleep) -> bool {
+    s.wq == Wq::KswapdContended && release_after(exec, s, s.decided, false).is_none()
+}
+
+fn exclusive_released(exec: &Exec) -> Vec<Violation> {
+    let mut out = Vec::new();
+    for s in sleeps(exec) {
+        if let Some((at, SleepEnd::Forever)) = s.end {
+            if never_released(exec, &s) {
+                out.push(Violation::new(
+                    "exclusive-released",
+                    Some(at),
+                    format!(
+                        "{} sleeps on kswapd_contended_wait for node {}'s release of kswapd_exclusive, which never comes \
+                         (node {}'s kswapd never finds its node balanced, and no allocation's wakeup_kswapd() runs its \
+                         balanced path after it sleeps)",
+                        pid_name(exec, s.pid),
+                        s.owner,
+                        s.owner
+                    ),
+                ));
+            }
+        }
+    }
+    let Final::KswapdStall(fin) = exec.fin else { return out };
+    if out.is_empty() && fin.kswapd_exclusive != NUMA_NO_NODE {
+        out.push(Violation::new(
+            "exclusive-released",
+            None,
+            format!(
+                "kswapd_exclusive is still node {} when every thread has finished: every other kswapd will pay a stall \
+                 on each contended trylock until node {} is balanced",
+                fin.kswapd_exclusive, fin.kswapd_exclusive
+            ),
+        ));
+    }
+    out
 }
 
 fn ending(end: SleepEnd, at: usize) -> String {

@@ -153,7 +153,7 @@ pub fn zone_balanced<P: Platform>(k: &Reclaim<P>, cur: &Current<P>, nid: i32, by
         }
         cur.emit(Event::CongestedCleared { node: nid });
     }
-    if nid == read_once::<P>(&k.kswapd_exclusive) {
+    if nid == read_once::<P>(&k.kswapd_exclusive) && !k.mutated(Mutation::BalancedKeepsExclusive) {
         if k.mutated(Mutation::WakeBeforeReset) {
             wake_up_interruptible(cur, &k.kswapd_contended_wait);
             release_exclusive(k, cur, nid);
