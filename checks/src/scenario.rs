@@ -310,7 +310,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
             return Err(ctx.err(
                 span,
                 "thread",
-                format!("{tasks} threads, but {} runs at most {} (loom::MAX_THREADS is 5, the model's main thread included)", e.name(), e.max_threads()),
+                format!("{tasks} threads, but {} runs at most {} (loom::MAX_THREADS is 5, and the last thread runs on loom's main thread)", e.name(), e.max_threads()),
             ));
         }
     }

@@ -51,8 +51,8 @@ impl Engine {
     /// Most threads a scenario may have under this engine.
     pub fn max_threads(&self) -> usize {
         match self {
-            // loom::MAX_THREADS is 5, and the model's main thread is one of them.
-            Engine::Loom { .. } => 4,
+            // loom::MAX_THREADS is 5; the last role runs on loom's main thread.
+            Engine::Loom { .. } => 5,
             _ => mmmodel::ghost::MAX_TASKS,
         }
     }

@@ -34,7 +34,7 @@ use crate::ghost::{Ghost, MAX_TASKS};
 use crate::kernel::sched::{Current, Sched, TimerModel};
 use crate::kernel::spinlock::{spin_is_held, SpinLock};
 use crate::mutation::{ModelKind, Mutation};
-use crate::platform::{Atomic, Join, Platform};
+use crate::platform::{Atomic, Platform};
 
 /// The versions of the series the model knows, by name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -450,14 +450,8 @@ pub fn set_tsk_need_resched<P: Platform>(k: &Compaction<P>, cur: &Current<P>, ta
 /// final state. This is the same function under loom, shuttle and real threads.
 pub fn run<P: Platform>(cfg: &Config, ghost: Arc<P::Ghost>) -> FinalState {
     let k = Arc::new(Compaction::<P>::new(cfg.clone(), ghost));
-    let handles: Vec<P::JoinHandle> = (0..cfg.roles.len())
-        .map(|pid| {
-            let k = Arc::clone(&k);
-            P::spawn(cfg.roles[pid].comm(), move || k.run_task(pid))
-        })
-        .collect();
-    for h in handles {
-        h.join();
-    }
+    let names = cfg.roles.iter().map(Role::comm).collect();
+    let kk = Arc::clone(&k);
+    crate::kernel::sched::run_tasks::<P, _>(names, Arc::new(move |pid| kk.run_task(pid)));
     k.final_state()
 }

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use crate::event::Event;
 use crate::ghost::{Ghost, LoopVerdict, Pid, SleepDecision};
-use crate::platform::{Atomic, Platform};
+use crate::platform::{Atomic, Join, Platform};
 
 pub const TASK_RUNNING: u32 = 0;
 pub const TASK_INTERRUPTIBLE: u32 = 1;
@@ -263,4 +263,38 @@ fn slept_forever<P: Platform>(cur: &Current<P>) -> u64 {
     cur.emit(Event::SleptForever);
     cur.task.state.store(TASK_RUNNING, Relaxed);
     0
+}
+
+/// Run `n` tasks to completion: tasks `0..n-1` on spawned threads and the last one on the
+/// calling thread (which is itself an explored thread under loom and shuttle, so a
+/// scenario may have as many tasks as the explorer has threads), then join them. On real
+/// threads every task starts behind a barrier, since nothing else would make them overlap.
+pub fn run_tasks<P: Platform, F: Fn(Pid) + Send + Sync + 'static>(names: Vec<String>, task: Arc<F>) {
+    let n = names.len();
+    if n == 0 {
+        return;
+    }
+    let gate = P::REAL_THREADS.then(|| Arc::new(std::sync::Barrier::new(n)));
+    let handles: Vec<P::JoinHandle> = names
+        .into_iter()
+        .enumerate()
+        .take(n - 1)
+        .map(|(pid, name)| {
+            let task = Arc::clone(&task);
+            let gate = gate.clone();
+            P::spawn(name, move || {
+                if let Some(g) = gate {
+                    g.wait();
+                }
+                task(pid)
+            })
+        })
+        .collect();
+    if let Some(g) = &gate {
+        g.wait();
+    }
+    task(n - 1);
+    for h in handles {
+        h.join();
+    }
 }

@@ -22,7 +22,7 @@ use crate::kernel::sched::{Sched, TimerModel};
 use crate::kernel::spinlock::SpinLock;
 use crate::kernel::wait::WaitQueueHead;
 use crate::mutation::Mutation;
-use crate::platform::{Atomic, Join, Platform};
+use crate::platform::{Atomic, Platform};
 
 /// The posted versions of the series, and our correction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -298,24 +298,12 @@ impl<P: Platform> Reclaim<P> {
 }
 
 /// Run one execution of `cfg` on platform `P`: spawn every role, join them, return the
-/// final state. This is the same function under loom, shuttle and real threads.
+/// final state. This is the same function under loom, shuttle and real threads. The last role
+/// runs on the calling thread (see [`crate::kernel::sched::run_tasks`]).
 pub fn run<P: Platform>(cfg: &Config, ghost: Arc<P::Ghost>) -> FinalState {
     let k = Arc::new(Reclaim::<P>::new(cfg.clone(), ghost));
-    let gate = P::REAL_THREADS.then(|| Arc::new(std::sync::Barrier::new(cfg.roles.len())));
-    let handles: Vec<P::JoinHandle> = (0..cfg.roles.len())
-        .map(|pid| {
-            let k = Arc::clone(&k);
-            let gate = gate.clone();
-            P::spawn(cfg.roles[pid].comm(), move || {
-                if let Some(g) = gate {
-                    g.wait();
-                }
-                k.run_task(pid)
-            })
-        })
-        .collect();
-    for h in handles {
-        h.join();
-    }
+    let names = cfg.roles.iter().map(Role::comm).collect();
+    let kk = Arc::clone(&k);
+    crate::kernel::sched::run_tasks::<P, _>(names, Arc::new(move |pid| kk.run_task(pid)));
     k.final_state()
 }
