@@ -41,7 +41,46 @@ fn ident(rel: &str) -> String {
     s
 }
 
+/// FNV-1a over every `.rs` file under `dirs` (sorted), for the replay-token fingerprint: a
+/// token made by one version of the model, monitors or engines is refused by another.
+fn code_hash(dirs: &[PathBuf]) -> u64 {
+    let mut files = Vec::new();
+    for d in dirs {
+        collect_rs(d, &mut files);
+        println!("cargo:rerun-if-changed={}", d.display());
+    }
+    files.sort();
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for f in files {
+        for b in fs::read(&f).unwrap_or_default() {
+            h ^= b as u64;
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    h
+}
+
+fn collect_rs(dir: &Path, out: &mut Vec<PathBuf>) {
+    if dir.is_file() {
+        out.push(dir.to_path_buf());
+        return;
+    }
+    let Ok(rd) = fs::read_dir(dir) else { return };
+    for e in rd.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            collect_rs(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            println!("cargo:rerun-if-changed={}", p.display());
+            out.push(p);
+        }
+    }
+}
+
 fn main() {
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let hash = code_hash(&[here.join("../model/src"), here.join("src/monitor"), here.join("src/engine"), here.join("src/recorder.rs"), here.join("src/spec.rs")]);
+    println!("cargo:rustc-env=MMCHECK_CODE_HASH={hash:016x}");
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
     println!("cargo:rerun-if-changed={}", root.display());
     let mut files = Vec::new();

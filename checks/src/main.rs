@@ -54,43 +54,26 @@ enum Cmd {
         json: bool,
     },
     /// Run a scenario on real threads (the std platform, real timeouts), many iterations, and
-    /// print the protocol's counters.
+    /// print the protocol's counters (see docs/performance.md for settings that make the
+    /// contended paths happen on a small machine).
     Run {
         file: PathBuf,
-        #[arg(long, default_value_t = 200)]
-        iterations: u64,
-        /// Run each thread of the scenario K times over.
-        #[arg(long, default_value_t = 1)]
-        threads_scale: usize,
-        /// Length of a jiffy in microseconds (HZ/100 = 10 jiffies).
-        #[arg(long, default_value_t = 10)]
-        jiffy_us: u64,
-        /// Multiply every thread's work (batches, holds, attempts) by this.
-        #[arg(long, default_value_t = 1)]
-        work: u32,
-        /// Spin-loop hints inside each of a writer's tree_lock holds (a longer critical section).
-        #[arg(long, default_value_t = 0)]
-        hold_spins: u32,
+        #[command(flatten)]
+        args: RunArgs,
+        /// One JSON object with every counter's amean/min/max instead of the table.
         #[arg(long)]
         json: bool,
     },
-    /// Run several scenarios (or one scenario under several variants) on real threads and
-    /// print a before/after table in the style of the seeds' mmtests comparisons.
+    /// Run several scenarios (or one scenario under several variants) on real threads,
+    /// iterations interleaved, and print a before/after table in the style of the seeds'
+    /// mmtests comparisons (Amean/Min/Max, % change of the mean against the first column).
     Compare {
         files: Vec<PathBuf>,
         /// Run the one FILE under each of these variants (comma-separated).
         #[arg(long, value_delimiter = ',')]
         variants: Vec<String>,
-        #[arg(long, default_value_t = 200)]
-        iterations: u64,
-        #[arg(long, default_value_t = 1)]
-        threads_scale: usize,
-        #[arg(long, default_value_t = 10)]
-        jiffy_us: u64,
-        #[arg(long, default_value_t = 1)]
-        work: u32,
-        #[arg(long, default_value_t = 0)]
-        hold_spins: u32,
+        #[command(flatten)]
+        args: RunArgs,
     },
     /// Run every seeded mutant (scenarios/mutants/) and show which check catches it; exits 1 if
     /// any survives.
@@ -106,7 +89,27 @@ enum Cmd {
     },
 }
 
+/// Die quietly when stdout is a closed pipe (`mmcheck check | head`), as Unix tools do,
+/// instead of panicking on the failed write: restore SIGPIPE's default action, which Rust's
+/// runtime sets to "ignore".
+#[cfg(unix)]
+fn default_sigpipe() {
+    extern "C" {
+        fn signal(signum: i32, handler: usize) -> usize;
+    }
+    const SIGPIPE: i32 = 13;
+    const SIG_DFL: usize = 0;
+    // SAFETY: signal(2) with SIG_DFL for SIGPIPE, before any thread is started.
+    unsafe {
+        signal(SIGPIPE, SIG_DFL);
+    }
+}
+
+#[cfg(not(unix))]
+fn default_sigpipe() {}
+
 fn main() -> ExitCode {
+    default_sigpipe();
     let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,generator=off"));
     tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).without_time().init();
     let cli = Cli::parse();
@@ -114,12 +117,8 @@ fn main() -> ExitCode {
         Cmd::Check { paths, json, replay, verbose, traces, engine } => cmd_check(paths, json, replay, verbose, traces, engine),
         Cmd::Matrix { model, paths, json } => cmd_matrix(model, paths, json),
         Cmd::Selftest { list, dir, json } => cmd_selftest(list, dir, json),
-        Cmd::Run { file, iterations, threads_scale, jiffy_us, work, hold_spins, json } => {
-            cmd_run(vec![file], Vec::new(), RunArgs { iterations, threads_scale, jiffy_us, work, hold_spins }, json, false)
-        }
-        Cmd::Compare { files, variants, iterations, threads_scale, jiffy_us, work, hold_spins } => {
-            cmd_run(files, variants, RunArgs { iterations, threads_scale, jiffy_us, work, hold_spins }, false, true)
-        }
+        Cmd::Run { file, args, json } => cmd_run(vec![file], Vec::new(), args, json, false),
+        Cmd::Compare { files, variants, args } => cmd_run(files, variants, args, false, true),
     }
 }
 
@@ -281,9 +280,26 @@ fn cmd_check(paths: Vec<PathBuf>, json: bool, replay: Option<String>, verbose: b
         let bad = reports.iter().filter(|r| !r.matched).count();
         println!("\n{} scenario(s), {} as expected, {} not", reports.len(), reports.len() - bad, bad);
     }
-    if opts.replay.is_some() {
+    if let Some(t) = &opts.replay {
         // A replay succeeds when it reproduces a counterexample.
-        return if reports[0].shown.is_some() { ExitCode::SUCCESS } else { ExitCode::from(1) };
+        let r = &reports[0];
+        let found = r.runs.first().and_then(|run| run.outcome.found.as_ref());
+        return match found {
+            None => {
+                eprintln!(
+                    "mmcheck: {}: --replay: the exploration has only {} executions, no execution {}",
+                    r.scenario.file.display(),
+                    r.executions(),
+                    t.index
+                );
+                ExitCode::from(2)
+            }
+            Some(f) if f.violations.is_empty() => {
+                println!("execution {} violates no invariant", t.index);
+                ExitCode::from(1)
+            }
+            Some(_) => ExitCode::SUCCESS,
+        };
     }
     if reports.iter().all(|r| r.matched) {
         ExitCode::SUCCESS
@@ -457,23 +473,68 @@ fn cmd_selftest(list: bool, dir: Option<PathBuf>, json: bool) -> ExitCode {
     }
 }
 
+/// The options of `run` and `compare`.
+#[derive(clap::Args)]
 struct RunArgs {
+    #[arg(long, default_value_t = 200)]
     iterations: u64,
+    /// Run each thread of the scenario K times over (kswapd-stall: on fresh nodes;
+    /// compaction: killers and resched threads aim at their own copy of the compactor).
+    #[arg(long, default_value_t = 1, value_name = "K")]
     threads_scale: usize,
+    /// Length of a jiffy in microseconds (the kswapd stall is HZ/100 = 10 jiffies,
+    /// wait_iff_congested HZ/10 = 100 jiffies).
+    #[arg(long, default_value_t = 10, value_name = "US")]
     jiffy_us: u64,
+    /// Multiply every thread's work (batches, holds, attempts) by this.
+    #[arg(long, default_value_t = 1, value_name = "N")]
     work: u32,
+    /// Spin-loop hints inside each of a writer's tree_lock holds (a longer critical section).
+    #[arg(long, default_value_t = 0, value_name = "N")]
     hold_spins: u32,
+    /// Start threads of role KIND a random time in [0, US] microseconds after the others
+    /// (comma-separated; e.g. bdi=500 keeps the device congested a while, killer=1 lands
+    /// SIGKILL in the middle of a compaction). The same draws for every compared column.
+    #[arg(long, value_delimiter = ',', value_name = "KIND=US")]
+    delay: Vec<String>,
+    /// Seed of the start delays.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Stop with an error if one iteration runs longer than this many seconds.
+    #[arg(long, default_value_t = 10.0, value_name = "S")]
+    iteration_cap: f64,
+    /// Also write an SVG chart of every counter's per-iteration distribution per column.
+    #[arg(long, value_name = "PATH")]
+    svg: Option<PathBuf>,
 }
 
 fn cmd_run(files: Vec<PathBuf>, variants: Vec<String>, a: RunArgs, json: bool, compare: bool) -> ExitCode {
-    let RunArgs { iterations, threads_scale, jiffy_us, work, hold_spins } = a;
+    let RunArgs { iterations, threads_scale, jiffy_us, work, hold_spins, delay, seed, iteration_cap, svg } = a;
     if files.is_empty() {
         eprintln!("mmcheck: name at least one scenario file");
         return ExitCode::from(2);
     }
-    if !(1..=10_000_000).contains(&iterations) || !(1..=8).contains(&threads_scale) || !(1..=1_000_000).contains(&jiffy_us) || !(1..=100_000).contains(&work) {
-        eprintln!("mmcheck: out of range: --iterations 1..=10000000, --threads-scale 1..=8, --jiffy-us 1..=1000000, --work 1..=100000");
+    if !(1..=10_000_000).contains(&iterations)
+        || !(1..=8).contains(&threads_scale)
+        || !(1..=1_000_000).contains(&jiffy_us)
+        || !(1..=100_000).contains(&work)
+        || !(0.001..=86_400.0).contains(&iteration_cap)
+    {
+        eprintln!(
+            "mmcheck: out of range: --iterations 1..=10000000, --threads-scale 1..=8, --jiffy-us 1..=1000000, --work 1..=100000, --iteration-cap 0.001..=86400"
+        );
         return ExitCode::from(2);
+    }
+    let mut delays = Vec::new();
+    for d in &delay {
+        let parsed = d.split_once('=').and_then(|(k, v)| v.trim().parse::<u64>().ok().filter(|us| *us <= 1_000_000).map(|us| (k.trim().to_string(), us)));
+        match parsed {
+            Some((k, us)) => delays.push((k, std::time::Duration::from_micros(us))),
+            None => {
+                eprintln!("mmcheck: --delay: \"{d}\" is not KIND=US (microseconds, at most 1000000), e.g. bdi=300");
+                return ExitCode::from(2);
+            }
+        }
     }
     let mut scenarios = match load_all(&files) {
         Ok(s) => s,
@@ -501,7 +562,7 @@ fn cmd_run(files: Vec<PathBuf>, variants: Vec<String>, a: RunArgs, json: bool, c
     }
     let bar = (!json && std::io::stderr().is_terminal()).then(|| {
         let pb = indicatif::ProgressBar::new(iterations * scenarios.len() as u64);
-        pb.set_style(indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} iterations {msg}").expect("valid template"));
+        pb.set_style(indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} iterations, {elapsed} (eta {eta})").expect("valid template"));
         pb
     });
     let cfg = mmcheck::runtime::RunConfig {
@@ -510,18 +571,26 @@ fn cmd_run(files: Vec<PathBuf>, variants: Vec<String>, a: RunArgs, json: bool, c
         jiffy: std::time::Duration::from_micros(jiffy_us),
         work,
         hold_spins,
+        delays,
+        seed,
+        iteration_cap: std::time::Duration::from_secs_f64(iteration_cap),
         progress: bar.clone().map(|pb| Arc::new(move |_i: u64, _n: u64| pb.inc(1)) as Arc<dyn Fn(u64, u64) + Send + Sync>),
     };
-    let results = match mmcheck::runtime::run_interleaved(&scenarios, &cfg) {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("mmcheck: {e}");
-            return ExitCode::from(2);
-        }
-    };
+    let results = mmcheck::runtime::run_interleaved(&scenarios, &cfg);
     if let Some(b) = bar {
         b.finish_and_clear();
     }
+    let results = match results {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("mmcheck: {e}");
+            return ExitCode::from(if e.contains("has not finished after") { 1 } else { 2 });
+        }
+    };
+    let settings = format!(
+        "{iterations} iterations on real threads, jiffy {jiffy_us} us, --work {work}, --hold-spins {hold_spins}, --threads-scale {threads_scale}{}",
+        if delay.is_empty() { String::new() } else { format!(", --delay {} (seed {seed})", delay.join(",")) }
+    );
     if json {
         for r in &results {
             let mut counters = serde_json::Map::new();
@@ -530,14 +599,29 @@ fn cmd_run(files: Vec<PathBuf>, variants: Vec<String>, a: RunArgs, json: bool, c
                 counters.insert(name, serde_json::json!({"amean": mean, "min": min, "max": max}));
             }
             let v = serde_json::json!({"name": r.name, "variant": r.label, "iterations": r.samples.len(), "seconds": r.seconds,
-                "violations": r.violations, "counters": counters});
+                "settings": settings, "violations": r.violations, "counters": counters});
             println!("{v}");
         }
     } else {
-        if !compare {
-            println!("{} ({}): {} iterations on real threads, {:.2} s, jiffy = {jiffy_us} us", results[0].name, results[0].label, iterations, results[0].seconds);
+        if compare {
+            let names: Vec<&str> = results.iter().map(|r| r.name.as_str()).collect();
+            let mut uniq = names.clone();
+            uniq.dedup();
+            println!("{}: {settings}", uniq.join(" vs "));
+        } else {
+            println!("{} ({}): {settings}, {:.2} s", results[0].name, results[0].label, results[0].seconds);
         }
         print!("{}", mmcheck::runtime::compare_table(&results));
+    }
+    if let Some(path) = svg {
+        let title = format!("{}\n{settings}", results.iter().map(|r| r.label.as_str()).collect::<Vec<_>>().join(" vs "));
+        if let Err(e) = std::fs::write(&path, mmcheck::runtime::svg_chart(&results, &title)) {
+            eprintln!("mmcheck: --svg {}: {e}", path.display());
+            return ExitCode::from(2);
+        }
+        if !json {
+            println!("chart: {}", path.display());
+        }
     }
     ExitCode::SUCCESS
 }

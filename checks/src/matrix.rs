@@ -81,7 +81,7 @@ pub fn build(model: ModelKind, variants: Vec<&'static str>, reports: &[Report]) 
 
 /// The matrix as a text table.
 pub fn render(m: &Matrix) -> String {
-    let col = 30;
+    let col = 32;
     let mut s = format!("{} model: invariants x variants (cell: verdict, executions, engine)\n", m.model);
     s.push_str(&format!("{:<24}", "invariant"));
     for v in &m.variants {
@@ -103,6 +103,14 @@ pub fn render(m: &Matrix) -> String {
     s
 }
 
+/// `loom`, `loom pb3`, `pct d8`, `random`, `dfs`.
 fn short(engine: &str) -> String {
-    engine.split(",seed").next().unwrap_or(engine).replace("shuttle-", "").to_string()
+    if let Some(rest) = engine.strip_prefix("loom(pb=") {
+        return format!("loom pb{}", rest.trim_end_matches(')'));
+    }
+    if let Some(rest) = engine.strip_prefix("shuttle-pct(") {
+        let d = rest.split(',').find_map(|p| p.strip_prefix("d=")).unwrap_or("?");
+        return format!("pct d{d}");
+    }
+    engine.split('(').next().unwrap_or(engine).replace("shuttle-", "")
 }

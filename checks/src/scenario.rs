@@ -284,6 +284,9 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
             }
         }
     }
+    if let (Some(v), "shuttle-dfs") = (&ex.seed, engine_name) {
+        return Err(ctx.err(v.span(), "explore.seed", "shuttle-dfs enumerates schedules in a fixed order; it takes no seed"));
+    }
     if let Some(v) = &ex.depth {
         if !matches!(engine_name, "shuttle-pct" | "all") {
             return Err(ctx.err(v.span(), "explore.depth", "only shuttle-pct takes a depth"));

@@ -121,9 +121,18 @@ fn engine_tag(e: Engine) -> String {
     }
 }
 
-/// FNV-1a of everything that decides the exploration order and the monitors.
+/// FNV-1a of everything that decides the exploration order and the monitors, code included.
 fn fingerprint(spec: &RunSpec, engine: Engine) -> u32 {
-    let text = format!("mmcheck-replay-v1|{:?}|{:?}|{:?}|{:?}|{:?}", spec.model, spec.bounds, spec.invariants, spec.target, engine);
+    // The code hash (checks/build.rs) ties a token to the model, monitors and engines that made it.
+    let text = format!(
+        "mmcheck-replay-v1|{}|{:?}|{:?}|{:?}|{:?}|{:?}",
+        env!("MMCHECK_CODE_HASH"),
+        spec.model,
+        spec.bounds,
+        spec.invariants,
+        spec.target,
+        engine
+    );
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in text.bytes() {
         h ^= b as u64;

@@ -69,6 +69,8 @@ mutations! {
         "clear_wb_congested() without smp_mb__after_atomic() before its lockless waitqueue_active().";
     BalancedKeepsExclusive = "balanced-keeps-exclusive", KswapdStall, "exclusive-released",
         "zone_balanced() clears PGDAT_CONGESTED but never resets kswapd_exclusive (nor wakes the queue).";
+    NoBarrierAfterClearCongested = "no-barrier-after-clear-congested", KswapdStall, "congested-cleared",
+        "recheck without the smp_mb__after_atomic() after zone_balanced() clears PGDAT_CONGESTED.";
     StallUntilFree = "stall-until-free", KswapdStall, "progress",
         "A loser keeps stalling until kswapd_exclusive is free, however long that takes.";
     KswapdInfiniteLoop = "kswapd-infinite-loop", KswapdStall, "progress",

@@ -147,7 +147,7 @@ pub fn zone_balanced<P: Platform>(k: &Reclaim<P>, cur: &Current<P>, nid: i32, by
     cur.emit(Event::ZoneBalanced { node: nid, by_kswapd });
     if !k.mutated(Mutation::BalancedKeepsCongested) {
         clear_bit::<P>(PGDAT_CONGESTED, &k.pgdat[nid as usize].flags);
-        if k.cfg.variant == Variant::Recheck {
+        if k.cfg.variant == Variant::Recheck && !k.mutated(Mutation::NoBarrierAfterClearCongested) {
             // Pairs with set_current_state() in wait_iff_congested()'s re-check.
             smp_mb__after_atomic::<P>();
         }
