@@ -178,8 +178,8 @@ pub fn scale(spec: &ModelSpec, k: usize, work: u32, hold_spins: u32) -> Result<M
                             reclaim::Role::Kswapd { node: node + i * nodes, batches: batches * work, pages, balances }
                         }
                         reclaim::Role::Allocator { node, attempts } => reclaim::Role::Allocator { node: node + i * nodes, attempts: attempts * work },
-                        reclaim::Role::DirectReclaim { node, batches, pages } => {
-                            reclaim::Role::DirectReclaim { node: node + i * nodes, batches: batches * work, pages }
+                        reclaim::Role::DirectReclaim { node, batches, pages, tags_congested } => {
+                            reclaim::Role::DirectReclaim { node: node + i * nodes, batches: batches * work, pages, tags_congested }
                         }
                         reclaim::Role::Writer { holds, .. } => reclaim::Role::Writer { holds: holds * work, spins: hold_spins },
                         other => other,

@@ -110,6 +110,7 @@ struct RawThread {
     holds: Option<Spanned<i64>>,
     attempts: Option<Spanned<i64>>,
     congested_at_start: Option<Spanned<bool>>,
+    tags_congested: Option<Spanned<bool>>,
     mode: Option<Spanned<String>>,
     lock: Option<Spanned<String>>,
     target: Option<Spanned<i64>>,
@@ -391,7 +392,7 @@ fn role_keys(role: &str) -> &'static [&'static str] {
         "kswapd" => &["node", "batches", "pages", "balances"],
         "writer" => &["holds"],
         "allocator" => &["node", "attempts"],
-        "direct-reclaim" => &["node", "batches", "pages"],
+        "direct-reclaim" => &["node", "batches", "pages", "tags_congested"],
         "bdi" => &["congested_at_start"],
         "compactor" => &["mode"],
         "lock-holder" => &["lock", "holds"],
@@ -406,7 +407,7 @@ fn present_keys(t: &RawThread) -> Vec<(&'static str, Range<usize>)> {
     macro_rules! k {
         ($($f:ident),*) => { $( if let Some(x) = &t.$f { v.push((stringify!($f), x.span())); } )* };
     }
-    k!(node, batches, pages, balances, holds, attempts, congested_at_start, mode, lock, target);
+    k!(node, batches, pages, balances, holds, attempts, congested_at_start, tags_congested, mode, lock, target);
     v
 }
 
@@ -474,6 +475,7 @@ fn reclaim_config(ctx: &Ctx, raw: &RawScenario, params: &RawParams, mutation: Op
                 node: node(ctx)?,
                 batches: ctx.opt_int(&t.batches, &field("batches"), 1..9, 1)?,
                 pages: ctx.opt_int(&t.pages, &field("pages"), 1..65, 1)?,
+                tags_congested: t.tags_congested.as_ref().map(|b| *b.get_ref()).unwrap_or(false),
             },
             _ => reclaim::Role::Bdi { congested_at_start: t.congested_at_start.as_ref().map(|b| *b.get_ref()).unwrap_or(true) },
         });

@@ -237,9 +237,16 @@ impl Collector {
                 Some(t) => violations.iter().any(|v| v.invariant == t),
                 None => true,
             };
+            // Rank: violates the target invariant, then reads as a plain interleaving (no stale
+            // load needed to explain it), then shortest.
+            let plain = |vs: &[Violation]| !vs.iter().any(|v| v.weak_memory);
             let better = match &s.found {
                 None => true,
-                Some(f) => (is_target && !s.found_is_target) || (is_target == s.found_is_target && events.len() < f.events.len()),
+                Some(f) => {
+                    let old = (s.found_is_target, plain(&f.violations), std::cmp::Reverse(f.events.len()));
+                    let new = (is_target, plain(&violations), std::cmp::Reverse(events.len()));
+                    new > old
+                }
             };
             if better {
                 s.found = Some(Found { index, events, violations });

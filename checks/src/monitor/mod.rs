@@ -22,11 +22,15 @@ pub struct Violation {
     pub at: Option<usize>,
     /// Jiffies slept for nothing (a bounded lost wakeup), if any.
     pub wasted_jiffies: u64,
+    /// The trace only makes sense with a load that read a stale value (a weak-memory
+    /// outcome). The shortest-counterexample search prefers traces without one, which read as
+    /// plain interleavings.
+    pub weak_memory: bool,
 }
 
 impl Violation {
     pub fn new(invariant: &'static str, at: Option<usize>, message: String) -> Self {
-        Violation { invariant, message, at, wasted_jiffies: 0 }
+        Violation { invariant, message, at, wasted_jiffies: 0, weak_memory: false }
     }
 }
 

@@ -361,7 +361,7 @@ fn wq_name(w: Wq) -> &'static str {
 }
 
 /// Classify one sleep: `Some(message)` if it was a lost wakeup.
-fn lost(exec: &Exec, s: &Sleep) -> Option<String> {
+fn lost(exec: &Exec, s: &Sleep) -> Option<(String, bool)> {
     let (end_at, end) = s.end?;
     let who = pid_name(exec, s.pid);
     let wq = wq_name(s.wq);
@@ -383,14 +383,18 @@ fn lost(exec: &Exec, s: &Sleep) -> Option<String> {
             } else {
                 String::new()
             };
-            return Some(format!(
-                "{who} decided to wait at #{}, {} came at #{r}, then {who} queued itself on {wq} at #{} and slept at \
-                 #{}{stale}: the wake-up went to an empty queue and {}",
-                s.decided,
-                what_released(s),
-                s.enqueued,
-                s.slept,
-                ending(end, end_at)
+            let weak = r < s.decided;
+            return Some((
+                format!(
+                    "{who} decided to wait at #{}, {} came at #{r}, then {who} queued itself on {wq} at #{} and slept at \
+                     #{}{stale}: the wake-up went to an empty queue and {}",
+                    s.decided,
+                    what_released(s),
+                    s.enqueued,
+                    s.slept,
+                    ending(end, end_at)
+                ),
+                weak,
             ));
         }
     }
@@ -404,21 +408,21 @@ fn lost(exec: &Exec, s: &Sleep) -> Option<String> {
                         let _ = woken;
                     }
                     Some((w, woken)) if woken & (1 << s.pid) == 0 => {
-                        return Some(format!(
+                        return Some((format!(
                             "{who} was queued on {wq} (#{}) when {} came at #{r}, but the waker's scan at #{w} did not \
                              wake it, and {}",
                             s.enqueued,
                             what_released(s),
                             ending(end, end_at)
-                        ))
+                        ), false))
                     }
                     None => {
-                        return Some(format!(
+                        return Some((format!(
                             "{who} was queued on {wq} (#{}) when {} came at #{r}, and nobody woke the queue: {}",
                             s.enqueued,
                             what_released(s),
                             ending(end, end_at)
-                        ))
+                        ), false))
                     }
                     _ => {}
                 }
@@ -434,7 +438,7 @@ fn lost(exec: &Exec, s: &Sleep) -> Option<String> {
             Wq::KswapdContended => format!("node {}'s release of kswapd_exclusive came before it could be seen", s.owner),
             Wq::Congestion => "no backing device un-congests".to_string(),
         };
-        return Some(format!("{who} sleeps on {wq} from #{} and {why}: nobody will ever wake it", s.slept));
+        return Some((format!("{who} sleeps on {wq} from #{} and {why}: nobody will ever wake it", s.slept), false));
     }
     None
 }
@@ -490,9 +494,10 @@ fn ending(end: SleepEnd, at: usize) -> String {
 fn no_lost_wakeup(exec: &Exec) -> Vec<Violation> {
     let mut out = Vec::new();
     for s in sleeps(exec) {
-        if let Some(msg) = lost(exec, &s) {
+        if let Some((msg, weak)) = lost(exec, &s) {
             let (at, end) = s.end.expect("classified sleeps have ended");
             let mut v = Violation::new("no-lost-wakeup", Some(at), msg);
+            v.weak_memory = weak;
             if let SleepEnd::TimedOut(j) = end {
                 v.wasted_jiffies = j;
             }
@@ -572,7 +577,7 @@ mod tests {
             roles: vec![
                 Role::Kswapd { node: 0, batches: 1, pages: 1, balances: true },
                 Role::Kswapd { node: 1, batches: 1, pages: 1, balances: true },
-                Role::DirectReclaim { node: 1, batches: 1, pages: 1 },
+                Role::DirectReclaim { node: 1, batches: 1, pages: 1, tags_congested: false },
                 Role::Bdi { congested_at_start: true },
             ],
             timer: TimerModel::AnyTime,

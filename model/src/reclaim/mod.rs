@@ -83,7 +83,12 @@ pub enum Role {
     Allocator { node: i32, attempts: u32 },
     /// A direct reclaimer on `node`: `batches` times, `remove_mapping_list()` of `pages` pages
     /// (blocking `spin_lock`), then `wait_iff_congested()`.
-    DirectReclaim { node: i32, batches: u32, pages: u32 },
+    ///
+    /// With `tags_congested`, its `shrink_inactive_list()` finds every dirty page it isolated
+    /// on a congested backing device (`nr_dirty == nr_congested`) and tags the node
+    /// PGDAT_CONGESTED itself before `wait_iff_congested()`: 4.8 behaviour, independent of
+    /// the series, and the only way a node gets tagged without a kswapd losing the cmpxchg.
+    DirectReclaim { node: i32, batches: u32, pages: u32, tags_congested: bool },
     /// A backing device: congested at start (or made congested by this task), then
     /// `clear_wb_congested()`.
     Bdi { congested_at_start: bool },
@@ -276,7 +281,9 @@ impl<P: Platform> Reclaim<P> {
                     vmscan::wakeup_kswapd(self, &cur, node);
                 }
             }
-            Role::DirectReclaim { node, batches, pages } => vmscan::direct_reclaim(self, &cur, node, batches, pages),
+            Role::DirectReclaim { node, batches, pages, tags_congested } => {
+                vmscan::direct_reclaim(self, &cur, node, batches, pages, tags_congested)
+            }
             Role::Bdi { congested_at_start } => backing_dev::bdi(self, &cur, bdi_index, congested_at_start),
         }
         // do_exit(): no lock may be held any more.

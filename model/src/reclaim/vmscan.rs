@@ -215,10 +215,16 @@ pub fn writer<P: Platform>(k: &Reclaim<P>, cur: &Current<P>, holds: u32, spins: 
 }
 
 /// Direct reclaim on `nid`: `shrink_page_list()` → `remove_mapping_list()` (blocking
-/// spin_lock), then `shrink_inactive_list()`'s `wait_iff_congested(pgdat, BLK_RW_ASYNC, HZ/10)`.
-pub fn direct_reclaim<P: Platform>(k: &Reclaim<P>, cur: &Current<P>, nid: i32, batches: u32, pages: u32) {
+/// spin_lock), then (with `tags_congested`) `shrink_inactive_list()`'s own PGDAT_CONGESTED
+/// tagging, then its `wait_iff_congested(pgdat, BLK_RW_ASYNC, HZ/10)`.
+pub fn direct_reclaim<P: Platform>(k: &Reclaim<P>, cur: &Current<P>, nid: i32, batches: u32, pages: u32, tags_congested: bool) {
     for _ in 0..batches {
         remove_mapping_list(k, cur, MappingList { nid, nr_pages: pages }, false);
+        if tags_congested {
+            // shrink_inactive_list(): "nr_dirty && nr_dirty == nr_congested" → PGDAT_CONGESTED.
+            set_bit::<P>(PGDAT_CONGESTED, &k.pgdat[nid as usize].flags);
+            cur.emit(Event::CongestedSet { node: nid });
+        }
         wait_iff_congested(k, cur, nid, HZ / 10);
     }
 }
