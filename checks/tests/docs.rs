@@ -91,7 +91,7 @@ fn run_quoted(cmd: &str) -> (i32, String) {
 
 /// Commands that are opt-in (long) or not mmcheck runs are documented but not run here.
 fn skipped(cmd: &str) -> bool {
-    cmd.contains("heavy/") || cmd.starts_with("cargo test") || cmd.starts_with("cargo bench") || cmd.contains(" matrix") || cmd.starts_with("cargo build")
+    cmd.contains("heavy/") || cmd.starts_with("cargo test") || cmd.starts_with("cargo bench") || cmd.contains(" matrix") || cmd.starts_with("cargo build") || cmd.starts_with("checks/spin/")
 }
 
 #[test]
