@@ -547,7 +547,7 @@ fn compaction_config(ctx: &Ctx, raw: &RawScenario, params: &RawParams, mutation:
             }
             "lock-holder" => {
                 let lock = match &t.lock {
-                    Some(l) => compaction::HeldLock::from_name(one_of(ctx, l, &field("lock"), &["lru_lock", "zone_lock", "zone->lock"])?).expect("listed"),
+                    Some(l) => compaction::HeldLock::from_name(one_of(ctx, l, &field("lock"), &["lru_lock", "zone_lock", "zone->lock", "lru", "zone"])?).expect("listed"),
                     None => return Err(ctx.err(span.clone(), &field("lock"), "a lock-holder needs a lock: \"lru_lock\" or \"zone_lock\"")),
                 };
                 compaction::Role::LockHolder { lock, holds: ctx.opt_int(&t.holds, &field("holds"), 1..9, 1)? }

@@ -42,6 +42,22 @@ fn the_reference_text_parses() {
 }
 
 #[test]
+fn the_first_drafts_lock_spellings_still_parse() {
+    for (spelling, canonical) in [("lru", "lru_lock"), ("zone", "zone_lock"), ("zone->lock", "zone_lock")] {
+        let text = |lock: &str| {
+            format!(
+                "model = \"compaction\"\nvariant = \"fatal-fix\"\n[[thread]]\nrole = \"compactor\"\nmode = \"async\"\n\
+                 [[thread]]\nrole = \"lock-holder\"\nlock = \"{lock}\"\n[explore]\nengine = \"loom\"\n\
+                 [expect]\nverdict = \"pass\"\nreaches = [\"lock-contended\"]\n"
+            )
+        };
+        let a = parse(Path::new("a.toml"), &text(spelling)).unwrap_or_else(|e| panic!("{spelling}: {e}"));
+        let b = parse(Path::new("a.toml"), &text(canonical)).expect("canonical spelling");
+        assert_eq!(format!("{:?}", a.spec.model), format!("{:?}", b.spec.model), "{spelling} is {canonical}");
+    }
+}
+
+#[test]
 fn errors_name_file_line_and_field() {
     let e = err(&GOOD.replace("variant = \"recheck\"", "variant = \"recheck-v9\""));
     assert_eq!(e.line, Some(2));

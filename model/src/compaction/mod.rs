@@ -144,8 +144,9 @@ impl HeldLock {
     }
     pub fn from_name(s: &str) -> Option<Self> {
         match s {
-            "lru_lock" => Some(HeldLock::LruLock),
-            "zone_lock" | "zone->lock" => Some(HeldLock::ZoneLock),
+            // "lru" and "zone" are the spellings of the scenario format's first draft (issue 4).
+            "lru_lock" | "lru" => Some(HeldLock::LruLock),
+            "zone_lock" | "zone->lock" | "zone" => Some(HeldLock::ZoneLock),
             _ => None,
         }
     }
