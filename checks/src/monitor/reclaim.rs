@@ -333,6 +333,19 @@ fn released_before_enqueue(exec: &Exec, s: &Sleep) -> Option<(usize, Pid)> {
     }
 }
 
+/// `nr_wb_congested` just before event `at`, in trace order.
+fn wb_congested_before(exec: &Exec, at: usize) -> i64 {
+    initial_congested(exec)
+        + exec.events[..at]
+            .iter()
+            .map(|(_, e)| match e {
+                Event::WbCongested => 1,
+                Event::WbUncongested => -1,
+                _ => 0,
+            })
+            .sum::<i64>()
+}
+
 fn initial_congested(exec: &Exec) -> i64 {
     roles(exec).iter().filter(|r| matches!(r, Role::Bdi { congested_at_start: true })).count() as i64
 }
@@ -527,15 +540,40 @@ fn congested_cleared(exec: &Exec) -> Vec<Violation> {
         let last_clear = exec.events[..enq].iter().rposition(|(_, e)| *e == Event::CongestedCleared { node });
         if let Some(c) = last_clear {
             if last_set.is_none_or(|s| s < c) {
-                out.push(Violation::new(
+                // Plain form: the reclaimer tested before the clear and queued after it. If its
+                // test (or its re-check, which always follows the enqueue) came after the clear
+                // in the trace and still saw the bit, it read a stale value.
+                let check = exec.events[..enq]
+                    .iter()
+                    .rposition(|(p, e)| *p == *pid && matches!(e, Event::CongestionCheck { node: n, .. } if *n == node));
+                let stale_check = check.filter(|&k| k > c || wb_congested_before(exec, k) <= 0);
+                let stale_recheck = exec.events[enq..i]
+                    .iter()
+                    .position(|(p, e)| *p == *pid && matches!(e, Event::Recheck { wq: Wq::Congestion, sleeps: true }))
+                    .map(|k| k + enq);
+                let stale = match (stale_check, stale_recheck) {
+                    (Some(k), _) => format!(
+                        " (its check at #{k} still read {}: the store was not yet visible to it, a weak-memory \
+                         outcome)",
+                        if k > c { "PGDAT_CONGESTED set" } else { "the backing device congested" }
+                    ),
+                    (None, Some(k)) => format!(
+                        " (its re-check at #{k} still read PGDAT_CONGESTED set: the clear was not yet visible to it, \
+                         a weak-memory outcome)"
+                    ),
+                    (None, None) => String::new(),
+                };
+                let mut v = Violation::new(
                     "congested-cleared",
                     Some(enq),
                     format!(
                         "{} starts a congestion stall for node {node} (queued at #{enq}) after node {node}'s balanced \
-                         path cleared PGDAT_CONGESTED at #{c}",
+                         path cleared PGDAT_CONGESTED at #{c}{stale}",
                         pid_name(exec, *pid)
                     ),
-                ));
+                );
+                v.weak_memory = !stale.is_empty();
+                out.push(v);
             }
         }
     }
@@ -700,11 +738,52 @@ mod tests {
             (2, Event::Enqueued { wq: Wq::Congestion }),
             (2, Event::DirectStall { node: 1 }),
         ];
-        assert_eq!(check(base.clone(), super::congested_cleared).len(), 1);
+        let v = check(base.clone(), super::congested_cleared);
+        assert_eq!(v.len(), 1);
+        assert!(!v[0].weak_memory, "tested before the clear, queued after it: a plain interleaving");
         // Tagged again before the enqueue: a fresh congestion, no violation.
         let mut again = base;
         again.insert(3, (1, Event::CongestedSet { node: 1 }));
         assert!(check(again, super::congested_cleared).is_empty());
+    }
+
+    #[test]
+    fn a_test_that_reads_the_tag_after_its_clear_is_a_stale_read() {
+        // The device is congested (congested_at_start) throughout; the reclaimer's test comes
+        // after the clear in trace order and still sees the tag: only a stale load can do that.
+        let after_clear = vec![
+            (1, Event::CongestedSet { node: 1 }),
+            (1, Event::CongestedCleared { node: 1 }),
+            (2, Event::CongestionCheck { node: 1, congested: true }),
+            (2, Event::Enqueued { wq: Wq::Congestion }),
+            (2, Event::DirectStall { node: 1 }),
+        ];
+        let v = check(after_clear, super::congested_cleared);
+        assert_eq!(v.len(), 1);
+        assert!(v[0].weak_memory && v[0].message.contains("PGDAT_CONGESTED set"), "{}", v[0].message);
+        // Tested before the clear but after the device un-congested: the count it read was stale.
+        let after_uncongest = vec![
+            (3, Event::WbUncongested),
+            (1, Event::CongestedSet { node: 1 }),
+            (2, Event::CongestionCheck { node: 1, congested: true }),
+            (1, Event::CongestedCleared { node: 1 }),
+            (2, Event::Enqueued { wq: Wq::Congestion }),
+            (2, Event::DirectStall { node: 1 }),
+        ];
+        let v = check(after_uncongest, super::congested_cleared);
+        assert_eq!(v.len(), 1);
+        assert!(v[0].weak_memory && v[0].message.contains("backing device congested"), "{}", v[0].message);
+        // A re-check after the clear that still says "sleep" read the tag stale too.
+        let recheck = vec![
+            (1, Event::CongestedSet { node: 1 }),
+            (2, Event::CongestionCheck { node: 1, congested: true }),
+            (1, Event::CongestedCleared { node: 1 }),
+            (2, Event::Enqueued { wq: Wq::Congestion }),
+            (2, Event::Recheck { wq: Wq::Congestion, sleeps: true }),
+            (2, Event::DirectStall { node: 1 }),
+        ];
+        let v = check(recheck, super::congested_cleared);
+        assert!(v[0].weak_memory && v[0].message.contains("re-check"), "{}", v[0].message);
     }
 
     #[test]
