@@ -551,14 +551,20 @@ fn congested_cleared(exec: &Exec) -> Vec<Violation> {
                     .iter()
                     .position(|(p, e)| *p == *pid && matches!(e, Event::Recheck { wq: Wq::Congestion, sleeps: true }))
                     .map(|k| k + enq);
+                let what = |k: usize| if k > c { "PGDAT_CONGESTED set" } else { "the backing device congested" };
                 let stale = match (stale_check, stale_recheck) {
-                    (Some(k), _) => format!(
+                    (Some(k), Some(r)) => format!(
+                        " (its check at #{k} still read {} and its re-check at #{r} still read PGDAT_CONGESTED set: \
+                         the stores were not yet visible to it, a weak-memory outcome)",
+                        what(k)
+                    ),
+                    (Some(k), None) => format!(
                         " (its check at #{k} still read {}: the store was not yet visible to it, a weak-memory \
                          outcome)",
-                        if k > c { "PGDAT_CONGESTED set" } else { "the backing device congested" }
+                        what(k)
                     ),
-                    (None, Some(k)) => format!(
-                        " (its re-check at #{k} still read PGDAT_CONGESTED set: the clear was not yet visible to it, \
+                    (None, Some(r)) => format!(
+                        " (its re-check at #{r} still read PGDAT_CONGESTED set: the clear was not yet visible to it, \
                          a weak-memory outcome)"
                     ),
                     (None, None) => String::new(),
