@@ -6,6 +6,7 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use mmcheck::check::{check, RunOptions, Verdict};
 use mmcheck::engine::Engine;
@@ -15,8 +16,16 @@ pub fn scenarios_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios")
 }
 
+/// Loom explorations run one at a time. Loom maps, protects and unmaps a fresh stack for every
+/// thread of every execution; with two explorations on two cores each munmap also has to shoot
+/// down the other core's TLB, and the loom test binary took 382 s with libtest's two threads
+/// against 175 s with one (measured with `--test-threads 1`). Holding this lock gives the
+/// single-threaded figure without asking every caller for `--test-threads 1`.
+static LOOM_SERIAL: Mutex<()> = Mutex::new(());
+
 /// `family`: "loom" runs the scenario's loom engine, "shuttle" its shuttle engines.
 pub fn scenario_test(rel: &str, family: &str) {
+    let _serial = (family == "loom").then(|| LOOM_SERIAL.lock().unwrap_or_else(|e| e.into_inner()));
     let path = scenarios_dir().join(rel);
     let sc = scenario::load(&path).unwrap_or_else(|e| panic!("{e}"));
     let engines: Vec<Engine> = sc
