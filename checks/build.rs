@@ -1,7 +1,7 @@
 //! Turns every scenario file into a test: `$OUT_DIR/loom_scenarios.rs` and
 //! `$OUT_DIR/shuttle_scenarios.rs` hold one `#[test]` per scenario file (per engine family),
 //! included by `tests/loom_scenarios.rs` and `tests/shuttle_scenarios.rs`. Scenarios under
-//! `scenarios/heavy/` become `#[ignore]`d tests (opt-in: `cargo test --release -- --ignored`).
+//! `scenarios/heavy/` become ignored tests, each with its reason (opt-in: `cargo test --release -- --ignored`).
 
 use std::fs;
 use std::path::{Path, PathBuf};
