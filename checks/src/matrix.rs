@@ -176,8 +176,43 @@ fn short(engine: &str) -> String {
 mod tests {
     use mmmodel::mutation::ModelKind;
 
-    use super::exercised_by;
+    use std::collections::BTreeMap;
+
+    use mmmodel::kernel::sched::TimerModel;
+    use mmmodel::{compaction, reclaim};
+
+    use super::{exercised, exercised_by};
     use crate::monitor;
+    use crate::spec::ModelSpec;
+
+    #[test]
+    fn a_pass_that_never_reached_the_situation_is_not_evidence() {
+        let kswapd = ModelSpec::KswapdStall(reclaim::Config {
+            variant: reclaim::Variant::Recheck,
+            mutation: None,
+            roles: vec![reclaim::Role::Kswapd { node: 0, batches: 1, pages: 1, balances: true }],
+            timer: TimerModel::Never,
+        });
+        let mut cov: BTreeMap<&'static str, u64> = BTreeMap::from([("congested-set", 3), ("congested-cleared", 5)]);
+        assert!(!exercised(ModelKind::KswapdStall, "congested-cleared", &kswapd, &cov), "no direct-reclaim stall");
+        cov.insert("direct-stall", 1);
+        assert!(exercised(ModelKind::KswapdStall, "congested-cleared", &kswapd, &cov));
+
+        let compactor = |mode| {
+            ModelSpec::Compaction(compaction::Config {
+                variant: compaction::Variant::FatalFix,
+                mutation: None,
+                roles: vec![compaction::Role::Compactor { mode }],
+                pageblocks: 2,
+                pages_per_block: 2,
+                swap_cluster_max: 1,
+                compact_cluster_max: 1,
+            })
+        };
+        let none = BTreeMap::new();
+        assert!(!exercised(ModelKind::Compaction, "sync-not-contended", &compactor(compaction::Mode::Async), &none));
+        assert!(exercised(ModelKind::Compaction, "sync-not-contended", &compactor(compaction::Mode::SyncLight), &none));
+    }
 
     #[test]
     fn every_invariant_says_what_exercises_it_in_the_models_own_event_names() {
