@@ -6,6 +6,13 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
+// The engine names and the test binary each runs in, as the crate defines them.
+#[allow(dead_code)]
+mod names {
+    include!("src/engine/names.rs");
+}
+use names::EngineName;
+
 fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
     let Ok(rd) = fs::read_dir(dir) else { return };
     for e in rd.flatten() {
@@ -19,22 +26,27 @@ fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 /// The engine a scenario names (`loom` when it names none); a plain text scan, the real parse
-/// happens in the test.
-fn engine(text: &str) -> String {
+/// happens in the test (an unknown name places the file in no binary; the parser test of the
+/// shipped files reports it).
+fn engine(text: &str) -> Option<EngineName> {
     for line in text.lines() {
         let l = line.trim();
         if let Some(rest) = l.strip_prefix("engine") {
             let rest = rest.trim_start();
             if let Some(v) = rest.strip_prefix('=') {
-                return v.trim().trim_matches('"').to_string();
+                return EngineName::from_name(v.trim().trim_matches('"'));
             }
         }
     }
-    "loom".to_string()
+    Some(EngineName::Loom)
 }
 
 fn ident(rel: &str) -> String {
-    let mut s: String = rel.trim_end_matches(".toml").chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '_' }).collect();
+    let mut s: String = rel
+        .trim_end_matches(".toml")
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '_' })
+        .collect();
     if s.starts_with(|c: char| c.is_ascii_digit()) {
         s.insert(0, '_');
     }
@@ -79,7 +91,14 @@ fn collect_rs(dir: &Path, out: &mut Vec<PathBuf>) {
 
 fn main() {
     let here = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let hash = code_hash(&[here.join("../model/src"), here.join("src/monitor"), here.join("src/engine"), here.join("src/recorder.rs"), here.join("src/spec.rs")]);
+    let hash = code_hash(&[
+        here.join("../model/src"),
+        here.join("src/monitor"),
+        here.join("src/engine"),
+        here.join("src/recorder.rs"),
+        here.join("src/spec.rs"),
+        here.join("src/registry.rs"),
+    ]);
     println!("cargo:rustc-env=MMCHECK_CODE_HASH={hash:016x}");
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
     println!("cargo:rerun-if-changed={}", root.display());
@@ -98,11 +117,14 @@ fn main() {
         let heavy = rel.starts_with("heavy/");
         let ignore = if heavy { "#[ignore = \"heavy: opt-in exploration, run with --ignored\"]\n" } else { "" };
         let name = ident(&rel);
-        let body = |family: &str| format!("#[test]\n{ignore}fn {name}() {{\n    scenario_test(\"{rel}\", \"{family}\");\n}}\n\n");
-        if eng == "loom" || eng == "all" {
+        let body = |family: &str| {
+            format!("#[test]\n{ignore}fn {name}() {{\n    scenario_test(\"{rel}\", \"{family}\");\n}}\n\n")
+        };
+        let families = eng.map_or(&[][..], |e| e.test_families());
+        if families.contains(&"loom") {
             loom.push_str(&body("loom"));
         }
-        if eng.starts_with("shuttle") || eng == "all" {
+        if families.contains(&"shuttle") {
             shuttle.push_str(&body("shuttle"));
         }
     }

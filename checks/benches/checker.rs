@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 
-use mmcheck::engine::{explore, Engine, Options};
+use mmcheck::engine::{Engine, Options};
 use mmcheck::scenario;
 
 fn load(rel: &str) -> mmcheck::scenario::Scenario {
@@ -42,24 +42,34 @@ fn group(c: &mut Criterion, name: &str, rel: &str, loom: Option<(&str, Engine)>)
     let mut g = c.benchmark_group(name);
     g.sample_size(10).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(5));
     if let Some((label, loom)) = loom {
-        let n = explore(&sc.spec, loom, &Options::default()).executions;
+        let n = sc.spec.explore(loom, &Options::default()).executions;
         eprintln!("{name}/{label}: {n} executions per exploration");
         g.throughput(Throughput::Elements(n));
-        g.bench_function(label, |b| b.iter(|| explore(&sc.spec, loom, &Options::default())));
+        g.bench_function(label, |b| b.iter(|| sc.spec.explore(loom, &Options::default())));
     }
     for (label, e) in shuttle_engines() {
         if matches!(e, Engine::ShuttleDfs { .. }) && loom.is_none() {
             continue; // DFS on a large configuration is a budget of its first few schedules.
         }
         g.throughput(Throughput::Elements(SHUTTLE_N as u64));
-        g.bench_function(label, |b| b.iter(|| explore(&sc.spec, e, &Options::default())));
+        g.bench_function(label, |b| b.iter(|| sc.spec.explore(e, &Options::default())));
     }
     g.finish();
 }
 
 fn throughput(c: &mut Criterion) {
-    group(c, "checker_kswapd", "kswapd-stall/recheck-2kswapd-writer.toml", Some(("loom_pb3", Engine::Loom { preemption_bound: Some(3) })));
-    group(c, "checker_compaction", "compaction/fatal-fix-sync-light-holder-killer.toml", Some(("loom", Engine::Loom { preemption_bound: None })));
+    group(
+        c,
+        "checker_kswapd",
+        "kswapd-stall/recheck-2kswapd-writer.toml",
+        Some(("loom_pb3", Engine::Loom { preemption_bound: Some(3) })),
+    );
+    group(
+        c,
+        "checker_compaction",
+        "compaction/fatal-fix-sync-light-holder-killer.toml",
+        Some(("loom", Engine::Loom { preemption_bound: None })),
+    );
     group(c, "checker_large_kswapd_8threads", "kswapd-stall/recheck-large-pct.toml", None);
     group(c, "checker_large_compaction_7threads", "compaction/fatal-fix-pct-large.toml", None);
 }

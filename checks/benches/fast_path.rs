@@ -18,10 +18,14 @@ use std::time::Duration;
 use criterion::{criterion_group, criterion_main, Criterion};
 
 use mmmodel::ghost::NoGhost;
-use mmmodel::kernel::sched::TimerModel;
+use mmmodel::kernel::sched::{Start, TimerModel};
+use mmmodel::model::{run, Named};
 use mmmodel::platform::Std;
 use mmmodel::reclaim::vmscan::{remove_mapping_list, MappingList};
-use mmmodel::reclaim::{self, Reclaim, Role, Variant};
+use mmmodel::reclaim::{self, Event, Kernel, KswapdStall, Role, Variant};
+
+/// The runtime build of the model: real threads, no checking.
+type Runtime = Std<NoGhost<Event>>;
 
 /// The twin: the same fast path written directly on std atomics, with no platform, no
 /// ghost, no events.
@@ -57,7 +61,7 @@ impl Twin {
 }
 
 #[inline(never)]
-fn model_fast_path(k: &Reclaim<Std<NoGhost>>, cur: &mmmodel::kernel::sched::Current<'_, Std<NoGhost>>) {
+fn model_fast_path(k: &Kernel<Runtime>, cur: &mmmodel::kernel::sched::Current<'_, Runtime>) {
     remove_mapping_list(k, cur, MappingList { nid: 0, nr_pages: 1 }, true);
 }
 
@@ -68,9 +72,13 @@ fn fast_path(c: &mut Criterion) {
         roles: vec![Role::Kswapd { node: 0, batches: 1, pages: 1, balances: true }],
         timer: TimerModel::Real { jiffy: Duration::from_micros(10) },
     };
-    let k = Reclaim::<Std<NoGhost>>::new(cfg, Arc::new(NoGhost));
+    let k = Kernel::<Runtime>::new(cfg, Arc::new(NoGhost::default()));
     let cur = k.sched.enter(0);
-    let twin = Twin { kswapd_exclusive: AtomicI32::new(-1), tree_lock: AtomicBool::new(false), nrpages: AtomicU64::new(1 << 40) };
+    let twin = Twin {
+        kswapd_exclusive: AtomicI32::new(-1),
+        tree_lock: AtomicBool::new(false),
+        nrpages: AtomicU64::new(1 << 40),
+    };
     let mut g = c.benchmark_group("fast_path");
     g.bench_function("model_on_std", |b| b.iter(|| model_fast_path(black_box(&k), black_box(&cur))));
     g.bench_function("hand_written_twin", |b| b.iter(|| black_box(&twin).remove_mapping_list(black_box(0), true, 1)));
@@ -80,7 +88,7 @@ fn fast_path(c: &mut Criterion) {
 fn contended(c: &mut Criterion) {
     let mut g = c.benchmark_group("contended_run");
     g.sample_size(30);
-    for v in Variant::ALL {
+    for &v in Variant::ALL {
         let cfg = reclaim::Config {
             variant: v,
             mutation: None,
@@ -91,7 +99,9 @@ fn contended(c: &mut Criterion) {
             ],
             timer: TimerModel::Real { jiffy: Duration::from_micros(10) },
         };
-        g.bench_function(v.name(), |b| b.iter(|| reclaim::run::<Std<NoGhost>>(black_box(&cfg), Arc::new(NoGhost))));
+        g.bench_function(v.name(), |b| {
+            b.iter(|| run::<KswapdStall, Runtime>(black_box(&cfg), Arc::new(NoGhost::default()), &Start::default()))
+        });
     }
     g.finish();
 }

@@ -7,9 +7,9 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::engine::{self, Engine, Options, Outcome};
+use crate::engine::{Engine, EngineName, Options, Outcome};
 use crate::scenario::{ExpectVerdict, Scenario};
-use crate::trace::{race_diagram, ReplayToken};
+use crate::trace::ReplayToken;
 
 /// What a scenario's exploration concluded.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -102,17 +102,17 @@ impl Report {
     pub fn counterexample(&self, verbose: bool) -> Option<String> {
         let run = &self.runs[self.shown?];
         let f = run.outcome.found.as_ref()?;
-        let comms = self.scenario.spec.model.comms();
+        let comms = self.scenario.spec.comms();
         let mut s = format!(
             "{}: {} on {} ({} events, execution {} of {})\n",
             self.scenario.name,
             self.verdict.label(),
             run.outcome.engine,
-            f.events.len(),
+            f.trace.len(),
             f.index,
             run.outcome.executions
         );
-        s.push_str(&race_diagram(&comms, &f.events, &f.violations, verbose));
+        s.push_str(&f.trace.render(&comms, &f.violations, verbose));
         let mut seen = Vec::new();
         for v in &f.violations {
             if seen.contains(&(v.invariant, v.message.clone())) {
@@ -121,7 +121,8 @@ impl Report {
             seen.push((v.invariant, v.message.clone()));
             s.push_str(&format!("violated {}: {}\n", v.invariant, v.message));
         }
-        let wasted: u64 = f.violations.iter().filter(|v| v.invariant == "no-lost-wakeup").map(|v| v.wasted_jiffies).sum();
+        let wasted: u64 =
+            f.violations.iter().filter(|v| v.invariant == "no-lost-wakeup").map(|v| v.wasted_jiffies).sum();
         if wasted > 0 {
             s.push_str(&format!(
                 "wasted sleep: {wasted} jiffies ({} ms at HZ={})\n",
@@ -136,6 +137,9 @@ impl Report {
     }
 }
 
+/// Called now and then with (what is being checked, executions so far, seconds so far).
+pub type Progress = Arc<dyn Fn(&str, u64, f64) + Send + Sync>;
+
 /// How to run the checks.
 #[derive(Clone, Default)]
 pub struct RunOptions {
@@ -143,7 +147,7 @@ pub struct RunOptions {
     pub replay: Option<ReplayToken>,
     /// Run only this engine's part of an `engine = "all"` scenario, or override the engine.
     pub engine_override: Option<Vec<Engine>>,
-    pub progress: Option<Arc<dyn Fn(&str, u64, f64) + Send + Sync>>,
+    pub progress: Option<Progress>,
 }
 
 fn options_for(sc: &Scenario, run: &RunOptions, engine: Engine) -> Options {
@@ -171,7 +175,7 @@ fn judge(sc: &Scenario, o: &Outcome) -> Verdict {
             // A replay of an execution that violates nothing.
             return Verdict::Pass;
         }
-        let inv = match sc.spec.target {
+        let inv = match sc.spec.target() {
             Some(t) if f.violations.iter().any(|v| v.invariant == t) => t,
             _ => f.violations[0].invariant,
         };
@@ -180,7 +184,8 @@ fn judge(sc: &Scenario, o: &Outcome) -> Verdict {
     if !o.complete {
         return Verdict::Incomplete;
     }
-    let missing: Vec<&'static str> = sc.expect.reaches.iter().copied().filter(|r| o.coverage.get(r).copied().unwrap_or(0) == 0).collect();
+    let missing: Vec<&'static str> =
+        sc.expect.reaches.iter().copied().filter(|r| o.coverage.get(r).copied().unwrap_or(0) == 0).collect();
     if !missing.is_empty() {
         return Verdict::Vacuous(missing);
     }
@@ -194,12 +199,12 @@ pub fn check(sc: &Scenario, run: &RunOptions) -> Report {
     for e in engines {
         let mut opts = options_for(sc, run, e);
         if let Some(t) = &run.replay {
-            if !t.fits(&sc.spec, e) {
+            if !t.fits(&*sc.spec, e) {
                 continue;
             }
             opts.replay = Some(t.index);
         }
-        let outcome = engine::explore(&sc.spec, e, &opts);
+        let outcome = sc.spec.explore(e, &opts);
         let verdict = judge(sc, &outcome);
         runs.push(EngineRun { outcome, verdict });
     }
@@ -213,17 +218,25 @@ fn combine(sc: &Scenario, runs: Vec<EngineRun>) -> Report {
         r.verdict.clone()
     } else {
         let violations: Vec<&EngineRun> = runs.iter().filter(|r| matches!(r.verdict, Verdict::Violation(_))).collect();
-        let clean: Vec<&EngineRun> = runs.iter().filter(|r| matches!(r.verdict, Verdict::Pass | Verdict::Vacuous(_))).collect();
+        let clean: Vec<&EngineRun> =
+            runs.iter().filter(|r| matches!(r.verdict, Verdict::Pass | Verdict::Vacuous(_))).collect();
         if !violations.is_empty() && !clean.is_empty() {
             let v = violations[0];
             let missed: Vec<String> = clean
                 .iter()
                 .map(|r| match r.outcome.engine {
-                    Engine::Loom { preemption_bound: Some(b) } => format!("loom with preemption bound {b} (the bound hid it)"),
+                    Engine::Loom { preemption_bound: Some(b) } => {
+                        format!("loom with preemption bound {b} (the bound hid it)")
+                    }
                     e => format!("{e}"),
                 })
                 .collect();
-            Verdict::Disagreement(format!("{} found {} but {} did not", v.outcome.engine, v.verdict.label(), missed.join(", ")))
+            Verdict::Disagreement(format!(
+                "{} found {} but {} did not",
+                v.outcome.engine,
+                v.verdict.label(),
+                missed.join(", ")
+            ))
         } else if let Some(v) = violations.first() {
             v.verdict.clone()
         } else if let Some(r) = runs.iter().find(|r| matches!(r.verdict, Verdict::Incomplete | Verdict::Vacuous(_))) {
@@ -236,7 +249,8 @@ fn combine(sc: &Scenario, runs: Vec<EngineRun>) -> Report {
         (ExpectVerdict::Pass, Verdict::Pass) => true,
         (ExpectVerdict::Violation, Verdict::Violation(_)) => {
             let want = sc.expect.invariant.expect("validated");
-            runs.iter().any(|r| r.outcome.found.as_ref().is_some_and(|f| f.violations.iter().any(|v| v.invariant == want)))
+            runs.iter()
+                .any(|r| r.outcome.found.as_ref().is_some_and(|f| f.violations.iter().any(|v| v.invariant == want)))
         }
         _ => false,
     };
@@ -250,12 +264,12 @@ fn combine(sc: &Scenario, runs: Vec<EngineRun>) -> Report {
         .enumerate()
         .filter_map(|(i, r)| r.outcome.found.as_ref().map(|f| (i, f)))
         .filter(|(_, f)| want.is_none_or(|w| f.violations.iter().any(|v| v.invariant == w)))
-        .min_by_key(|(_, f)| f.events.len())
+        .min_by_key(|(_, f)| f.trace.len())
         .or_else(|| runs.iter().enumerate().find_map(|(i, r)| r.outcome.found.as_ref().map(|f| (i, f))))
         .map(|(i, _)| i);
     let replay = shown.map(|i| {
         let r = &runs[i];
-        ReplayToken::new(&sc.spec, r.outcome.engine, r.outcome.found.as_ref().expect("shown has found").index)
+        ReplayToken::new(&*sc.spec, r.outcome.engine, r.outcome.found.as_ref().expect("shown has found").index)
     });
     Report { scenario: sc.clone(), runs, verdict, matched, shown, replay }
 }
@@ -308,8 +322,8 @@ impl Report {
             file: sc.file.display().to_string(),
             name: sc.name.clone(),
             model: sc.model().name(),
-            variant: sc.spec.model.variant_name(),
-            mutation: sc.spec.model.mutation().map(|m| m.name()),
+            variant: sc.spec.variant(),
+            mutation: sc.spec.mutation(),
             engine: self.engine_label(),
             verdict: self.verdict.kind(),
             invariant: match self.verdict {
@@ -349,7 +363,7 @@ impl Report {
 /// The engines `name` stands for (`mmcheck check --engine NAME`), taking their parameters from
 /// the scenario where it has them (preemption bound, iterations, depth, seed) and the
 /// documented defaults otherwise.
-pub fn engines_named(sc: &Scenario, name: &str) -> Vec<Engine> {
+pub fn engines_named(sc: &Scenario, name: EngineName) -> Vec<Engine> {
     let pb = sc.engines.iter().find_map(|e| match e {
         Engine::Loom { preemption_bound } => Some(*preemption_bound),
         _ => None,
@@ -367,10 +381,10 @@ pub fn engines_named(sc: &Scenario, name: &str) -> Vec<Engine> {
     let pct = Engine::ShuttlePct { iterations, depth, seed };
     let random = Engine::ShuttleRandom { iterations, seed };
     match name {
-        "loom" => vec![loom],
-        "shuttle-pct" => vec![pct],
-        "shuttle-random" => vec![random],
-        "shuttle-dfs" => vec![Engine::ShuttleDfs { iterations }],
-        _ => vec![loom, pct, random],
+        EngineName::Loom => vec![loom],
+        EngineName::ShuttlePct => vec![pct],
+        EngineName::ShuttleRandom => vec![random],
+        EngineName::ShuttleDfs => vec![Engine::ShuttleDfs { iterations }],
+        EngineName::All => vec![loom, pct, random],
     }
 }

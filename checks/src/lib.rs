@@ -8,6 +8,7 @@ pub mod engine;
 pub mod matrix;
 pub mod monitor;
 pub mod recorder;
+pub mod registry;
 pub mod runtime;
 pub mod scenario;
 pub mod selftest;

@@ -8,12 +8,18 @@ use std::sync::Arc;
 use clap::{Parser, Subcommand};
 
 use mmcheck::check::{check, Report, RunOptions, Verdict};
+use mmcheck::engine::EngineName;
+use mmcheck::registry::{AnyModel, Registry};
+use mmcheck::runtime::RunError;
 use mmcheck::scenario::{self, Scenario, ScenarioError};
 use mmcheck::trace::ReplayToken;
-use mmmodel::mutation::{ModelKind, Mutation};
 
 #[derive(Parser)]
-#[command(name = "mmcheck", version, about = "Model-check Linux mm synchronisation protocols (kswapd tree_lock stall, compaction contention)")]
+#[command(
+    name = "mmcheck",
+    version,
+    about = "Model-check Linux mm synchronisation protocols (kswapd tree_lock stall, compaction contention)"
+)]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
@@ -108,17 +114,66 @@ fn default_sigpipe() {
 #[cfg(not(unix))]
 fn default_sigpipe() {}
 
+/// Why a command could not do what it was asked. Every kind is exit status 2 but a run on
+/// real threads that hung (1: the check found something, as a violation would).
+#[derive(Debug)]
+enum CliError {
+    /// Flags or arguments that cannot work together, or a bad value.
+    Usage(String),
+    /// Scenario files that cannot be read or parsed: every error, one per line.
+    Scenarios(Vec<ScenarioError>),
+    /// A run on real threads stopped.
+    Run(RunError),
+    /// An output could not be written.
+    Output(String),
+}
+
+impl CliError {
+    fn exit_code(&self) -> ExitCode {
+        match self {
+            CliError::Run(RunError::Hung(_)) => ExitCode::from(1),
+            _ => ExitCode::from(2),
+        }
+    }
+    fn report(&self) {
+        match self {
+            CliError::Usage(m) | CliError::Output(m) => eprintln!("mmcheck: {m}"),
+            CliError::Scenarios(es) => {
+                for e in es {
+                    eprintln!("mmcheck: {e}");
+                }
+            }
+            CliError::Run(e) => eprintln!("mmcheck: {e}"),
+        }
+    }
+}
+
+/// What a command concluded: everything as expected (exit 0) or not (exit 1).
+type Done = Result<bool, CliError>;
+
 fn main() -> ExitCode {
     default_sigpipe();
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,generator=off"));
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,generator=off"));
     tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).without_time().init();
     let cli = Cli::parse();
-    match cli.cmd {
-        Cmd::Check { paths, json, replay, verbose, traces, engine } => cmd_check(paths, json, replay, verbose, traces, engine),
-        Cmd::Matrix { model, paths, json } => cmd_matrix(model, paths, json),
-        Cmd::Selftest { list, dir, json } => cmd_selftest(list, dir, json),
-        Cmd::Run { file, args, json } => cmd_run(vec![file], Vec::new(), args, json, false),
-        Cmd::Compare { files, variants, args } => cmd_run(files, variants, args, false, true),
+    let reg = Registry::default();
+    let done = match cli.cmd {
+        Cmd::Check { paths, json, replay, verbose, traces, engine } => {
+            cmd_check(&reg, paths, json, replay, verbose, traces, engine)
+        }
+        Cmd::Matrix { model, paths, json } => cmd_matrix(&reg, model, paths, json),
+        Cmd::Selftest { list, dir, json } => cmd_selftest(&reg, list, dir, json),
+        Cmd::Run { file, args, json } => cmd_run(&reg, vec![file], Vec::new(), args, json, false),
+        Cmd::Compare { files, variants, args } => cmd_run(&reg, files, variants, args, false, true),
+    };
+    match done {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::from(1),
+        Err(e) => {
+            e.report();
+            e.exit_code()
+        }
     }
 }
 
@@ -142,19 +197,18 @@ fn default_scenario_paths() -> Vec<PathBuf> {
     v
 }
 
-/// Parse every scenario; on any error print them all and return `Err(exit code 2)`.
-fn load_all(paths: &[PathBuf]) -> Result<Vec<Scenario>, ExitCode> {
+/// Parse every scenario; on any error, all of them.
+fn load_all(reg: &Registry, paths: &[PathBuf]) -> Result<Vec<Scenario>, CliError> {
     let mut errors: Vec<ScenarioError> = Vec::new();
     let mut out = Vec::new();
     for p in paths {
         match scenario::collect_files(p) {
             Ok(files) => {
                 if files.is_empty() {
-                    eprintln!("mmcheck: {}: no *.toml scenario files", p.display());
-                    return Err(ExitCode::from(2));
+                    return Err(CliError::Usage(format!("{}: no *.toml scenario files", p.display())));
                 }
                 for f in files {
-                    match scenario::load(&f) {
+                    match scenario::load_with(reg, &f) {
                         Ok(s) => out.push(s),
                         Err(e) => errors.push(e),
                     }
@@ -164,22 +218,19 @@ fn load_all(paths: &[PathBuf]) -> Result<Vec<Scenario>, ExitCode> {
         }
     }
     if !errors.is_empty() {
-        for e in &errors {
-            eprintln!("mmcheck: {e}");
-        }
-        return Err(ExitCode::from(2));
+        return Err(CliError::Scenarios(errors));
     }
     Ok(out)
 }
 
-fn progress_bar(enabled: bool) -> (Option<indicatif::ProgressBar>, Option<Arc<dyn Fn(&str, u64, f64) + Send + Sync>>) {
+fn progress_bar(enabled: bool) -> (Option<indicatif::ProgressBar>, Option<mmcheck::check::Progress>) {
     if !enabled {
         return (None, None);
     }
     let pb = indicatif::ProgressBar::new_spinner();
     pb.set_style(indicatif::ProgressStyle::with_template("{spinner} {msg}").expect("valid template"));
     let pb2 = pb.clone();
-    let f: Arc<dyn Fn(&str, u64, f64) + Send + Sync> = Arc::new(move |label: &str, n: u64, t: f64| {
+    let f: mmcheck::check::Progress = Arc::new(move |label: &str, n: u64, t: f64| {
         let rate = if t > 0.0 { n as f64 / t } else { 0.0 };
         pb2.set_message(format!("{label}: {n} executions, {t:.1} s, {rate:.0}/s"));
         pb2.tick();
@@ -187,52 +238,59 @@ fn progress_bar(enabled: bool) -> (Option<indicatif::ProgressBar>, Option<Arc<dy
     (Some(pb), Some(f))
 }
 
-fn cmd_check(paths: Vec<PathBuf>, json: bool, replay: Option<String>, verbose: bool, traces: bool, engine: Option<String>) -> ExitCode {
+fn cmd_check(
+    reg: &Registry,
+    paths: Vec<PathBuf>,
+    json: bool,
+    replay: Option<String>,
+    verbose: bool,
+    traces: bool,
+    engine: Option<String>,
+) -> Done {
     let paths = if paths.is_empty() { default_scenario_paths() } else { paths };
-    let scenarios = match load_all(&paths) {
-        Ok(s) => s,
-        Err(code) => return code,
-    };
+    let scenarios = load_all(reg, &paths)?;
     let mut opts = RunOptions::default();
-    if let Some(e) = &engine {
-        let allowed = ["loom", "shuttle-pct", "shuttle-random", "shuttle-dfs", "all"];
-        if !allowed.contains(&e.as_str()) {
-            eprintln!("mmcheck: --engine: unknown engine \"{e}\"; expected one of: {}", allowed.join(", "));
-            return ExitCode::from(2);
-        }
-    }
-    if let Some(e) = &engine {
+    let engine = match &engine {
+        None => None,
+        Some(e) => Some(EngineName::from_name(e).ok_or_else(|| {
+            CliError::Usage(format!("--engine: unknown engine \"{e}\"; expected one of: {}", EngineName::names()))
+        })?),
+    };
+    if let Some(e) = engine {
         for sc in &scenarios {
             for en in mmcheck::check::engines_named(sc, e) {
-                if sc.spec.model.tasks() > en.max_threads() {
-                    eprintln!(
-                        "mmcheck: {}: --engine {e}: {} threads, but {} runs at most {}",
+                if sc.spec.tasks() > en.max_threads() {
+                    return Err(CliError::Usage(format!(
+                        "{}: --engine {}: {} threads, but {} runs at most {}",
                         sc.file.display(),
-                        sc.spec.model.tasks(),
+                        e.name(),
+                        sc.spec.tasks(),
                         en.name(),
                         en.max_threads()
-                    );
-                    return ExitCode::from(2);
+                    )));
                 }
             }
         }
     }
     if let Some(tok) = &replay {
         if scenarios.len() != 1 {
-            eprintln!("mmcheck: --replay takes exactly one scenario file ({} given)", scenarios.len());
-            return ExitCode::from(2);
+            return Err(CliError::Usage(format!(
+                "--replay takes exactly one scenario file ({} given)",
+                scenarios.len()
+            )));
         }
-        let Some(t) = ReplayToken::parse(tok) else {
-            eprintln!("mmcheck: {}: --replay: \"{tok}\" is not a replay token (engine-index-fingerprint)", scenarios[0].file.display());
-            return ExitCode::from(2);
-        };
         let sc = &scenarios[0];
-        if !sc.engines.iter().any(|e| t.fits(&sc.spec, *e)) {
-            eprintln!(
-                "mmcheck: {}: --replay: token {tok} does not fit this scenario (it was made for another scenario, engine or version)",
+        let Some(t) = ReplayToken::parse(tok) else {
+            return Err(CliError::Usage(format!(
+                "{}: --replay: \"{tok}\" is not a replay token (engine-index-fingerprint)",
                 sc.file.display()
-            );
-            return ExitCode::from(2);
+            )));
+        };
+        if !sc.engines.iter().any(|e| t.fits(&*sc.spec, *e)) {
+            return Err(CliError::Usage(format!(
+                "{}: --replay: token {tok} does not fit this scenario (it was made for another scenario, engine or version)",
+                sc.file.display()
+            )));
         }
         opts.replay = Some(t);
     }
@@ -247,7 +305,7 @@ fn cmd_check(paths: Vec<PathBuf>, json: bool, replay: Option<String>, verbose: b
     for sc in &scenarios {
         tracing::info!(scenario = %sc.name, file = %sc.file.display(), "checking");
         let mut opts = opts.clone();
-        if let Some(e) = &engine {
+        if let Some(e) = engine {
             opts.engine_override = Some(mmcheck::check::engines_named(sc, e));
         }
         let r = check(sc, &opts);
@@ -285,27 +343,20 @@ fn cmd_check(paths: Vec<PathBuf>, json: bool, replay: Option<String>, verbose: b
         let r = &reports[0];
         let found = r.runs.first().and_then(|run| run.outcome.found.as_ref());
         return match found {
-            None => {
-                eprintln!(
-                    "mmcheck: {}: --replay: the exploration has only {} executions, no execution {}",
-                    r.scenario.file.display(),
-                    r.executions(),
-                    t.index
-                );
-                ExitCode::from(2)
-            }
+            None => Err(CliError::Usage(format!(
+                "{}: --replay: the exploration has only {} executions, no execution {}",
+                r.scenario.file.display(),
+                r.executions(),
+                t.index
+            ))),
             Some(f) if f.violations.is_empty() => {
                 println!("execution {} violates no invariant", t.index);
-                ExitCode::from(1)
+                Ok(false)
             }
-            Some(_) => ExitCode::SUCCESS,
+            Some(_) => Ok(true),
         };
     }
-    if reports.iter().all(|r| r.matched) {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    }
+    Ok(reports.iter().all(|r| r.matched))
 }
 
 fn table_header() -> String {
@@ -317,11 +368,15 @@ fn table_header() -> String {
 
 fn table_row(r: &Report) -> String {
     let sc = &r.scenario;
-    let variant = match sc.spec.model.mutation() {
-        Some(m) => format!("{}+{}", sc.spec.model.variant_name(), m.name()),
-        None => sc.spec.model.variant_name().to_string(),
+    let variant = match sc.spec.mutation() {
+        Some(m) => format!("{}+{m}", sc.spec.variant()),
+        None => sc.spec.variant().to_string(),
     };
-    let engine = if r.runs.len() > 1 { "all".to_string() } else { r.engine_label().split('(').next().unwrap_or("").to_string() };
+    let engine = if r.runs.len() > 1 {
+        "all".to_string()
+    } else {
+        r.runs.first().map_or("-", |run| run.outcome.engine.name()).to_string()
+    };
     format!(
         "{:<40} {:<12} {:<22} {:<14} {:>11} {:>8.2}  {:<30} {:<30} {}",
         sc.name,
@@ -339,8 +394,13 @@ fn table_row(r: &Report) -> String {
 /// The compact coverage line under each row: the model's coverage events, in order.
 fn coverage_line(r: &Report) -> String {
     let cov = r.coverage();
-    let names = mmcheck::monitor::coverage_names(r.scenario.model());
-    let parts: Vec<String> = names.iter().map(|n| format!("{n}={}", cov.get(n).copied().unwrap_or(0))).collect();
+    let parts: Vec<String> = r
+        .scenario
+        .model()
+        .coverage_names()
+        .iter()
+        .map(|n| format!("{n}={}", cov.get(n).copied().unwrap_or(0)))
+        .collect();
     format!("    coverage: {}", parts.join(" "))
 }
 
@@ -355,7 +415,9 @@ fn print_detail(r: &Report, verbose: bool) {
         ),
         Verdict::Disagreement(d) => println!("{}: engines disagree: {d}", r.scenario.name),
         Verdict::Error(e) => println!("{}: engine error: {e}", r.scenario.name),
-        Verdict::Incomplete => println!("{}: stopped at the time limit before the exploration was complete", r.scenario.name),
+        Verdict::Incomplete => {
+            println!("{}: stopped at the time limit before the exploration was complete", r.scenario.name)
+        }
         _ => {}
     }
     if let Some(ce) = r.counterexample(verbose) {
@@ -365,112 +427,99 @@ fn print_detail(r: &Report, verbose: bool) {
     }
 }
 
-fn model_variants(model: ModelKind) -> Vec<&'static str> {
-    match model {
-        ModelKind::KswapdStall => mmmodel::reclaim::Variant::ALL.iter().map(|v| v.name()).collect(),
-        ModelKind::Compaction => mmmodel::compaction::Variant::ALL.iter().map(|v| v.name()).collect(),
-    }
-}
-
-fn cmd_matrix(model: Option<String>, paths: Vec<PathBuf>, json: bool) -> ExitCode {
-    let models: Vec<ModelKind> = match &model {
-        None => ModelKind::ALL.to_vec(),
-        Some(m) => match ModelKind::from_name(m) {
-            Some(k) => vec![k],
-            None => {
-                eprintln!("mmcheck: --model: unknown model \"{m}\" (kswapd-stall, compaction)");
-                return ExitCode::from(2);
-            }
-        },
+fn cmd_matrix(reg: &Registry, model: Option<String>, paths: Vec<PathBuf>, json: bool) -> Done {
+    let models: Vec<&'static dyn AnyModel> = match &model {
+        None => reg.models().to_vec(),
+        Some(m) => vec![reg
+            .find(m)
+            .ok_or_else(|| CliError::Usage(format!("--model: unknown model \"{m}\" ({})", reg.names().join(", "))))?],
     };
     let paths = if paths.is_empty() {
         default_scenario_paths().into_iter().filter(|p| p.file_name().is_some_and(|n| n != "mutants")).collect()
     } else {
         paths
     };
-    let scenarios = match load_all(&paths) {
-        Ok(s) => s,
-        Err(code) => return code,
-    };
+    let scenarios = load_all(reg, &paths)?;
     let (bar, progress) = progress_bar(!json && std::io::stderr().is_terminal());
     let opts = RunOptions { progress, ..RunOptions::default() };
     let reports: Vec<Report> = scenarios
         .iter()
-        .filter(|s| models.contains(&s.model()) && s.spec.model.mutation().is_none())
+        .filter(|s| models.iter().any(|m| m.name() == s.model().name()) && s.spec.mutation().is_none())
         .map(|s| check(s, &opts))
         .collect();
     if let Some(b) = bar {
         b.finish_and_clear();
     }
     for m in models {
-        let mx = mmcheck::matrix::build(m, model_variants(m), &reports);
+        let mx = mmcheck::matrix::build(m, &reports);
         if json {
             println!("{}", serde_json::to_string(&mx).expect("serialisable"));
         } else {
             println!("{}", mmcheck::matrix::render(&mx));
         }
     }
-    if reports.iter().all(|r| r.matched) {
-        ExitCode::SUCCESS
-    } else {
+    let all = reports.iter().all(|r| r.matched);
+    if !all {
         eprintln!("mmcheck: some scenarios did not get their expected verdict (run mmcheck check for details)");
-        ExitCode::from(1)
     }
+    Ok(all)
 }
 
-fn cmd_selftest(list: bool, dir: Option<PathBuf>, json: bool) -> ExitCode {
+fn cmd_selftest(reg: &Registry, list: bool, dir: Option<PathBuf>, json: bool) -> Done {
     if list {
-        println!("{:<32} {:<13} {:<22} {}", "mutant", "model", "caught by", "what it changes");
-        for m in Mutation::ALL {
-            println!("{:<32} {:<13} {:<22} {}", m.name(), m.model().name(), m.targets(), m.description());
+        println!("{:<32} {:<13} {:<22} what it changes", "mutant", "model", "caught by");
+        for model in reg.models() {
+            for m in model.mutations() {
+                println!("{:<32} {:<13} {:<22} {}", m.name, m.model, m.targets, m.description);
+            }
         }
-        return ExitCode::SUCCESS;
+        return Ok(true);
     }
     let dir = dir.unwrap_or_else(|| scenarios_root().join("mutants"));
-    let scenarios = match mmcheck::selftest::load_mutant_scenarios(&dir) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("mmcheck: {e}");
-            return ExitCode::from(2);
-        }
-    };
+    let scenarios = mmcheck::selftest::load_mutant_scenarios(reg, &dir).map_err(|e| CliError::Scenarios(vec![e]))?;
     let (bar, progress) = progress_bar(!json && std::io::stderr().is_terminal());
     let opts = RunOptions { progress, ..RunOptions::default() };
-    let results = mmcheck::selftest::run(&scenarios, &opts);
+    let results = mmcheck::selftest::run(reg, &scenarios, &opts);
     if let Some(b) = bar {
         b.finish_and_clear();
     }
     if json {
         for r in &results {
             let v = serde_json::json!({
-                "mutant": r.mutation.name(), "model": r.mutation.model().name(), "targets": r.mutation.targets(),
+                "mutant": r.mutation.name, "model": r.mutation.model, "targets": r.mutation.targets,
                 "caught_by": r.caught_by, "executions_to_catch": r.executions_to_catch, "engine": r.engine,
-                "scenario": r.scenario, "killed": r.killed,
+                "scenario": r.scenario, "mutation_ran": r.mutation_ran, "unmutated_violates": r.unmutated_violates,
+                "killed": r.killed,
             });
             println!("{v}");
         }
     } else {
-        println!("{:<32} {:<13} {:<22} {:<22} {:>10}  {:<10} {}", "mutant", "model", "targets", "caught by", "execs", "engine", "status");
+        println!(
+            "{:<32} {:<13} {:<22} {:<22} {:>10}  {:<10} {:<4} {:<9} status",
+            "mutant", "model", "targets", "caught by", "execs", "engine", "ran", "unmutated"
+        );
         for r in &results {
             println!(
-                "{:<32} {:<13} {:<22} {:<22} {:>10}  {:<10} {}",
-                r.mutation.name(),
-                r.mutation.model().name(),
-                r.mutation.targets(),
+                "{:<32} {:<13} {:<22} {:<22} {:>10}  {:<10} {:<4} {:<9} {}",
+                r.mutation.name,
+                r.mutation.model,
+                r.mutation.targets,
                 r.caught_by.unwrap_or("-"),
                 r.executions_to_catch.map(|n| n.to_string()).unwrap_or_else(|| "-".into()),
                 r.engine.as_deref().map(|e| e.split('(').next().unwrap_or(e)).unwrap_or("-"),
-                if r.killed { "killed" } else if r.scenario.is_none() { "SURVIVED (no scenario)" } else { "SURVIVED" }
+                if r.mutation_ran { "yes" } else { "no" },
+                match r.unmutated_violates {
+                    Some(true) => "violates",
+                    Some(false) => "holds",
+                    None => "-",
+                },
+                r.status()
             );
         }
         let alive = results.iter().filter(|r| !r.killed).count();
         println!("\n{} mutant(s), {} killed, {} survived", results.len(), results.len() - alive, alive);
     }
-    if results.iter().all(|r| r.killed) {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    }
+    Ok(results.iter().all(|r| r.killed))
 }
 
 /// The options of `run` and `compare`.
@@ -508,11 +557,10 @@ struct RunArgs {
     svg: Option<PathBuf>,
 }
 
-fn cmd_run(files: Vec<PathBuf>, variants: Vec<String>, a: RunArgs, json: bool, compare: bool) -> ExitCode {
+fn cmd_run(reg: &Registry, files: Vec<PathBuf>, variants: Vec<String>, a: RunArgs, json: bool, compare: bool) -> Done {
     let RunArgs { iterations, threads_scale, jiffy_us, work, hold_spins, delay, seed, iteration_cap, svg } = a;
     if files.is_empty() {
-        eprintln!("mmcheck: name at least one scenario file");
-        return ExitCode::from(2);
+        return Err(CliError::Usage("name at least one scenario file".into()));
     }
     if !(1..=10_000_000).contains(&iterations)
         || !(1..=8).contains(&threads_scale)
@@ -520,49 +568,44 @@ fn cmd_run(files: Vec<PathBuf>, variants: Vec<String>, a: RunArgs, json: bool, c
         || !(1..=100_000).contains(&work)
         || !(0.001..=86_400.0).contains(&iteration_cap)
     {
-        eprintln!(
-            "mmcheck: out of range: --iterations 1..=10000000, --threads-scale 1..=8, --jiffy-us 1..=1000000, --work 1..=100000, --iteration-cap 0.001..=86400"
-        );
-        return ExitCode::from(2);
+        return Err(CliError::Usage(
+            "out of range: --iterations 1..=10000000, --threads-scale 1..=8, --jiffy-us 1..=1000000, --work 1..=100000, --iteration-cap 0.001..=86400".into(),
+        ));
     }
     let mut delays = Vec::new();
     for d in &delay {
-        let parsed = d.split_once('=').and_then(|(k, v)| v.trim().parse::<u64>().ok().filter(|us| *us <= 1_000_000).map(|us| (k.trim().to_string(), us)));
+        let parsed = d.split_once('=').and_then(|(k, v)| {
+            v.trim().parse::<u64>().ok().filter(|us| *us <= 1_000_000).map(|us| (k.trim().to_string(), us))
+        });
         match parsed {
             Some((k, us)) => delays.push((k, std::time::Duration::from_micros(us))),
             None => {
-                eprintln!("mmcheck: --delay: \"{d}\" is not KIND=US (microseconds, at most 1000000), e.g. bdi=300");
-                return ExitCode::from(2);
+                return Err(CliError::Usage(format!(
+                    "--delay: \"{d}\" is not KIND=US (microseconds, at most 1000000), e.g. bdi=300"
+                )));
             }
         }
     }
-    let mut scenarios = match load_all(&files) {
-        Ok(s) => s,
-        Err(code) => return code,
-    };
+    let mut scenarios = load_all(reg, &files)?;
     if !variants.is_empty() {
         if scenarios.len() != 1 {
-            eprintln!("mmcheck: --variants takes exactly one scenario file");
-            return ExitCode::from(2);
+            return Err(CliError::Usage("--variants takes exactly one scenario file".into()));
         }
         let base = scenarios.remove(0);
         for v in &variants {
-            match mmcheck::runtime::with_variant(&base.spec.model, v) {
-                Ok(m) => {
-                    let mut sc = base.clone();
-                    sc.spec.model = m;
-                    scenarios.push(sc);
-                }
-                Err(e) => {
-                    eprintln!("mmcheck: {}: --variants: {e}", base.file.display());
-                    return ExitCode::from(2);
-                }
-            }
+            let spec = base
+                .spec
+                .with_variant(v)
+                .map_err(|e| CliError::Usage(format!("{}: --variants: {e}", base.file.display())))?;
+            scenarios.push(Scenario { spec, ..base.clone() });
         }
     }
     let bar = (!json && std::io::stderr().is_terminal()).then(|| {
         let pb = indicatif::ProgressBar::new(iterations * scenarios.len() as u64);
-        pb.set_style(indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} iterations, {elapsed} (eta {eta})").expect("valid template"));
+        pb.set_style(
+            indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} iterations, {elapsed} (eta {eta})")
+                .expect("valid template"),
+        );
         pb
     });
     let cfg = mmcheck::runtime::RunConfig {
@@ -574,19 +617,15 @@ fn cmd_run(files: Vec<PathBuf>, variants: Vec<String>, a: RunArgs, json: bool, c
         delays,
         seed,
         iteration_cap: std::time::Duration::from_secs_f64(iteration_cap),
-        progress: bar.clone().map(|pb| Arc::new(move |_i: u64, _n: u64| pb.inc(1)) as Arc<dyn Fn(u64, u64) + Send + Sync>),
+        progress: bar
+            .clone()
+            .map(|pb| Arc::new(move |_i: u64, _n: u64| pb.inc(1)) as Arc<dyn Fn(u64, u64) + Send + Sync>),
     };
     let results = mmcheck::runtime::run_interleaved(&scenarios, &cfg);
     if let Some(b) = bar {
         b.finish_and_clear();
     }
-    let results = match results {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("mmcheck: {e}");
-            return ExitCode::from(if e.contains("has not finished after") { 1 } else { 2 });
-        }
-    };
+    let results = results.map_err(CliError::Run)?;
     let settings = format!(
         "{iterations} iterations on real threads, jiffy {jiffy_us} us, --work {work}, --hold-spins {hold_spins}, --threads-scale {threads_scale}{}",
         if delay.is_empty() { String::new() } else { format!(", --delay {} (seed {seed})", delay.join(",")) }
@@ -614,14 +653,13 @@ fn cmd_run(files: Vec<PathBuf>, variants: Vec<String>, a: RunArgs, json: bool, c
         print!("{}", mmcheck::runtime::compare_table(&results));
     }
     if let Some(path) = svg {
-        let title = format!("{}\n{settings}", results.iter().map(|r| r.label.as_str()).collect::<Vec<_>>().join(" vs "));
-        if let Err(e) = std::fs::write(&path, mmcheck::runtime::svg_chart(&results, &title)) {
-            eprintln!("mmcheck: --svg {}: {e}", path.display());
-            return ExitCode::from(2);
-        }
+        let title =
+            format!("{}\n{settings}", results.iter().map(|r| r.label.as_str()).collect::<Vec<_>>().join(" vs "));
+        std::fs::write(&path, mmcheck::runtime::svg_chart(&results, &title))
+            .map_err(|e| CliError::Output(format!("--svg {}: {e}", path.display())))?;
         if !json {
             println!("chart: {}", path.display());
         }
     }
-    ExitCode::SUCCESS
+    Ok(true)
 }

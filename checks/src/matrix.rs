@@ -6,50 +6,11 @@
 
 use std::collections::BTreeMap;
 
-use mmmodel::mutation::ModelKind;
-use serde::Serialize;
+use serde::{Serialize, Serializer};
 
 use crate::check::Report;
-use crate::monitor;
-
-/// The coverage events an exploration must have reached for its "holds" to say anything about
-/// an invariant: the situation the invariant constrains. A pass that never reached them (a
-/// scenario with no direct reclaimer says nothing about `congested-cleared`) is shown as
-/// `unexercised`, and is used only when no scenario exercised the invariant.
-pub fn exercised_by(model: ModelKind, inv: &str) -> Option<&'static [&'static str]> {
-    Some(match (model, inv) {
-        (ModelKind::KswapdStall, "single-exclusive") => &["cmpxchg-won", "cmpxchg-lost"],
-        (ModelKind::KswapdStall, "exclusive-never-waits") => &["cmpxchg-won", "enqueued"],
-        (ModelKind::KswapdStall, "stall-once") => &["cmpxchg-lost", "enqueued"],
-        (ModelKind::KswapdStall, "no-lost-wakeup") => &["enqueued", "wake-empty-queue"],
-        (ModelKind::KswapdStall, "exclusive-released") => &["cmpxchg-won", "released"],
-        (ModelKind::KswapdStall, "progress") => &["trylock-failed"],
-        (ModelKind::KswapdStall, "congested-cleared") => &["congested-set", "congested-cleared", "direct-stall"],
-        (ModelKind::KswapdStall, "lock-released") => &["trylock-failed"],
-        (ModelKind::Compaction, "progress") => &["lock-contended"],
-        (ModelKind::Compaction, "finish-pageblock") => &["contended-set"],
-        (ModelKind::Compaction, "lock-released") => &["lock-contended"],
-        (ModelKind::Compaction, "contended-monotonic") => &["contended-set"],
-        // Sync modes never trylock, so no event marks them; see `exercised`.
-        (ModelKind::Compaction, "sync-not-contended") => &[],
-        (ModelKind::Compaction, "scanners-ordered") => &["scanners-met"],
-        _ => return None,
-    })
-}
-
-/// Whether one exploration exercised `inv`: it reached every event of `exercised_by`, and,
-/// for `sync-not-contended`, its scenario has a compactor in a sync mode.
-fn exercised(model: ModelKind, inv: &str, spec: &crate::spec::ModelSpec, coverage: &BTreeMap<&'static str, u64>) -> bool {
-    let events = exercised_by(model, inv).is_some_and(|evs| evs.iter().all(|e| coverage.get(e).is_some_and(|&n| n > 0)));
-    let roles = match (inv, spec) {
-        ("sync-not-contended", crate::spec::ModelSpec::Compaction(cfg)) => cfg
-            .roles
-            .iter()
-            .any(|r| matches!(r, mmmodel::compaction::Role::Compactor { mode } if *mode != mmmodel::compaction::Mode::Async)),
-        _ => true,
-    };
-    events && roles
-}
+use crate::engine::Engine;
+use crate::registry::AnyModel;
 
 /// One cell's evidence.
 #[derive(Debug, Clone, Serialize)]
@@ -59,8 +20,14 @@ pub struct Cell {
     pub verdict: &'static str,
     /// Executions explored until the first violation (violated), or explored in total (holds).
     pub executions: u64,
-    pub engine: String,
+    /// The engine that decided it (its memory model is [`Engine::memory_model`]).
+    #[serde(serialize_with = "engine_text")]
+    pub engine: Engine,
     pub scenario: String,
+}
+
+fn engine_text<S: Serializer>(e: &Engine, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&e.to_string())
 }
 
 /// Rows are invariants, columns variants.
@@ -84,17 +51,19 @@ impl Matrix {
 
 /// Build one model's matrix from scenario reports (mutant scenarios are ignored: they are
 /// about the checker, not about a variant).
-pub fn build(model: ModelKind, variants: Vec<&'static str>, reports: &[Report]) -> Matrix {
-    let invariants: Vec<&'static str> = monitor::invariants(model).iter().map(|i| i.id).collect();
+pub fn build(model: &dyn AnyModel, reports: &[Report]) -> Matrix {
+    let invariants: Vec<&'static str> = model.invariants().iter().map(|i| i.id).collect();
     let mut cells: BTreeMap<String, Cell> = BTreeMap::new();
-    for r in reports.iter().filter(|r| r.scenario.model() == model && r.scenario.spec.model.mutation().is_none()) {
-        let variant = r.scenario.spec.model.variant_name();
+    for r in
+        reports.iter().filter(|r| r.scenario.model().name() == model.name() && r.scenario.spec.mutation().is_none())
+    {
+        let variant = r.scenario.spec.variant();
         for run in &r.runs {
             let o = &run.outcome;
             if o.error.is_some() {
                 continue;
             }
-            for inv in &r.scenario.spec.invariants {
+            for inv in r.scenario.spec.invariants() {
                 let k = key(inv, variant);
                 if let Some(&n) = o.first_violation.get(inv) {
                     let better = match cells.get(&k) {
@@ -102,13 +71,21 @@ pub fn build(model: ModelKind, variants: Vec<&'static str>, reports: &[Report]) 
                         None => true,
                     };
                     if better {
-                        cells.insert(k, Cell { verdict: "violated", executions: n, engine: o.engine.to_string(), scenario: r.scenario.name.clone() });
+                        cells.insert(
+                            k,
+                            Cell {
+                                verdict: "violated",
+                                executions: n,
+                                engine: o.engine,
+                                scenario: r.scenario.name.clone(),
+                            },
+                        );
                     }
                 } else if o.complete && o.engine.is_exhaustive() && o.found.is_none() {
                     // A complete exhaustive exploration with no violation at all: "holds" if it
                     // reached the invariant's situation, else "unexercised". Prefer holds, then
                     // the larger exploration.
-                    let reached = exercised(model, inv, &r.scenario.spec.model, &o.coverage);
+                    let reached = r.scenario.spec.exercised(inv, &o.coverage);
                     let verdict = if reached { "holds" } else { "unexercised" };
                     let rank = |v: &str| match v {
                         "holds" => 2,
@@ -122,13 +99,21 @@ pub fn build(model: ModelKind, variants: Vec<&'static str>, reports: &[Report]) 
                         None => true,
                     };
                     if better {
-                        cells.insert(k, Cell { verdict, executions: o.executions, engine: o.engine.to_string(), scenario: r.scenario.name.clone() });
+                        cells.insert(
+                            k,
+                            Cell {
+                                verdict,
+                                executions: o.executions,
+                                engine: o.engine,
+                                scenario: r.scenario.name.clone(),
+                            },
+                        );
                     }
                 }
             }
         }
     }
-    Matrix { model: model.name(), variants, invariants, cells }
+    Matrix { model: model.name(), variants: model.variants(), invariants, cells }
 }
 
 /// The matrix as a text table.
@@ -161,69 +146,73 @@ pub fn render(m: &Matrix) -> String {
 }
 
 /// `loom`, `loom pb3`, `pct d8`, `random`, `dfs`.
-fn short(engine: &str) -> String {
-    if let Some(rest) = engine.strip_prefix("loom(pb=") {
-        return format!("loom pb{}", rest.trim_end_matches(')'));
+fn short(engine: &Engine) -> String {
+    match *engine {
+        Engine::Loom { preemption_bound: None } => "loom".into(),
+        Engine::Loom { preemption_bound: Some(b) } => format!("loom pb{b}"),
+        Engine::ShuttlePct { depth, .. } => format!("pct d{depth}"),
+        Engine::ShuttleRandom { .. } => "random".into(),
+        Engine::ShuttleDfs { .. } => "dfs".into(),
     }
-    if let Some(rest) = engine.strip_prefix("shuttle-pct(") {
-        let d = rest.split(',').find_map(|p| p.strip_prefix("d=")).unwrap_or("?");
-        return format!("pct d{d}");
-    }
-    engine.split('(').next().unwrap_or(engine).replace("shuttle-", "")
 }
 
 #[cfg(test)]
 mod tests {
-    use mmmodel::mutation::ModelKind;
-
     use std::collections::BTreeMap;
 
+    use mmmodel::compaction::{self, Compaction};
     use mmmodel::kernel::sched::TimerModel;
-    use mmmodel::{compaction, reclaim};
+    use mmmodel::reclaim::{self, KswapdStall};
 
-    use super::{exercised, exercised_by};
-    use crate::monitor;
-    use crate::spec::ModelSpec;
+    use crate::registry::{Entry, SHIPPED};
+    use crate::spec::{AnySpec, Spec};
 
     #[test]
     fn a_pass_that_never_reached_the_situation_is_not_evidence() {
-        let kswapd = ModelSpec::KswapdStall(reclaim::Config {
-            variant: reclaim::Variant::Recheck,
-            mutation: None,
-            roles: vec![reclaim::Role::Kswapd { node: 0, batches: 1, pages: 1, balances: true }],
-            timer: TimerModel::Never,
-        });
-        let mut cov: BTreeMap<&'static str, u64> = BTreeMap::from([("congested-set", 3), ("congested-cleared", 5)]);
-        assert!(!exercised(ModelKind::KswapdStall, "congested-cleared", &kswapd, &cov), "no direct-reclaim stall");
-        cov.insert("direct-stall", 1);
-        assert!(exercised(ModelKind::KswapdStall, "congested-cleared", &kswapd, &cov));
-
-        let compactor = |mode| {
-            ModelSpec::Compaction(compaction::Config {
-                variant: compaction::Variant::FatalFix,
+        static KS: Entry<KswapdStall> = Entry::NEW;
+        let kswapd = Spec::<KswapdStall>::new(
+            &KS,
+            reclaim::Config {
+                variant: reclaim::Variant::Recheck,
                 mutation: None,
-                roles: vec![compaction::Role::Compactor { mode }],
-                pageblocks: 2,
-                pages_per_block: 2,
-                swap_cluster_max: 1,
-                compact_cluster_max: 1,
-            })
+                roles: vec![reclaim::Role::Kswapd { node: 0, batches: 1, pages: 1, balances: true }],
+                timer: TimerModel::Never,
+            },
+        );
+        let mut cov: BTreeMap<&'static str, u64> = BTreeMap::from([("congested-set", 3), ("congested-cleared", 5)]);
+        assert!(!kswapd.exercised("congested-cleared", &cov), "no direct-reclaim stall");
+        cov.insert("direct-stall", 1);
+        assert!(kswapd.exercised("congested-cleared", &cov));
+
+        static CO: Entry<Compaction> = Entry::NEW;
+        let compactor = |mode| {
+            Spec::<Compaction>::new(
+                &CO,
+                compaction::Config {
+                    variant: compaction::Variant::FatalFix,
+                    mutation: None,
+                    roles: vec![compaction::Role::Compactor { mode }],
+                    pageblocks: 2,
+                    pages_per_block: 2,
+                    swap_cluster_max: 1,
+                    compact_cluster_max: 1,
+                },
+            )
         };
         let none = BTreeMap::new();
-        assert!(!exercised(ModelKind::Compaction, "sync-not-contended", &compactor(compaction::Mode::Async), &none));
-        assert!(exercised(ModelKind::Compaction, "sync-not-contended", &compactor(compaction::Mode::SyncLight), &none));
+        assert!(!compactor(compaction::Mode::Async).exercised("sync-not-contended", &none));
+        assert!(compactor(compaction::Mode::SyncLight).exercised("sync-not-contended", &none));
     }
 
     #[test]
-    fn every_invariant_says_what_exercises_it_in_the_models_own_event_names() {
-        for model in [ModelKind::KswapdStall, ModelKind::Compaction] {
-            let names = monitor::coverage_names(model);
-            for inv in monitor::invariants(model) {
-                let evs = exercised_by(model, inv.id).unwrap_or_else(|| panic!("{}: no exercised_by entry", inv.id));
-                assert!(!evs.is_empty() || inv.id == "sync-not-contended", "{}: nothing exercises it", inv.id);
-                for e in evs {
-                    assert!(names.contains(e), "{}: {e} is not a {} coverage event", inv.id, model.name());
-                }
+    fn every_invariant_says_what_exercises_it() {
+        for model in SHIPPED {
+            for inv in model.invariants() {
+                assert!(
+                    !inv.exercised_by.is_empty() || inv.id == "sync-not-contended",
+                    "{}: nothing exercises it",
+                    inv.id
+                );
             }
         }
     }

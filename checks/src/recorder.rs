@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
 use std::time::Instant;
 
-use mmmodel::event::Event;
+use mmmodel::event::{Event, KernelEvent};
 use mmmodel::ghost::{Ghost, LoopVerdict, Pid, SleepDecision};
 
 /// Limits for one execution.
@@ -25,9 +25,9 @@ impl Default for Bounds {
     }
 }
 
-#[derive(Debug, Default)]
-struct Inner {
-    events: Vec<(Pid, Event)>,
+#[derive(Debug)]
+struct Inner<E> {
+    events: Vec<(Pid, Event<E>)>,
     /// With a clock (the runtime mode): when each event happened.
     times: Vec<Instant>,
     /// Tasks that have finished.
@@ -39,23 +39,30 @@ struct Inner {
     /// Per task, while every other task has finished: loop fingerprints seen, with the
     /// iteration number and event index where each was first seen.
     alone_history: Vec<HashMap<u64, (u64, usize)>>,
+    /// The seeded mutation's code ran.
+    mutation_reached: bool,
 }
 
-/// One execution's recorder.
+/// One execution's recorder, for a protocol with events `E`.
 #[derive(Debug)]
-pub struct Recorder {
-    inner: Mutex<Inner>,
+pub struct Recorder<E> {
+    inner: Mutex<Inner<E>>,
     tasks: usize,
     bounds: Bounds,
     clock: bool,
 }
 
-impl Recorder {
+impl<E> Recorder<E> {
     pub fn new(tasks: usize, bounds: Bounds) -> Self {
         let inner = Inner {
+            events: Vec::new(),
+            times: Vec::new(),
+            finished: 0,
+            sleeping: 0,
+            aborted: false,
             steps: vec![0; tasks],
             alone_history: vec![HashMap::new(); tasks],
-            ..Inner::default()
+            mutation_reached: false,
         };
         Recorder { inner: Mutex::new(inner), tasks, bounds, clock: false }
     }
@@ -70,7 +77,7 @@ impl Recorder {
         std::mem::take(&mut self.lock().times)
     }
 
-    fn lock(&self) -> MutexGuard<'_, Inner> {
+    fn lock(&self) -> MutexGuard<'_, Inner<E>> {
         // A panic in model code must not make the recorder unusable for the report.
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -84,16 +91,24 @@ impl Recorder {
     }
 
     /// The events recorded so far.
-    pub fn events(&self) -> Vec<(Pid, Event)> {
+    pub fn events(&self) -> Vec<(Pid, Event<E>)>
+    where
+        E: Clone,
+    {
         self.lock().events.clone()
     }
 
     /// Take the events (at the end of an execution).
-    pub fn take_events(&self) -> Vec<(Pid, Event)> {
+    pub fn take_events(&self) -> Vec<(Pid, Event<E>)> {
         std::mem::take(&mut self.lock().events)
     }
 
-    fn push(&self, g: &mut Inner, pid: Pid, ev: Event) {
+    /// Whether the seeded mutation's code ran in this execution.
+    pub fn mutation_reached(&self) -> bool {
+        self.lock().mutation_reached
+    }
+
+    fn push(&self, g: &mut Inner<E>, pid: Pid, ev: Event<E>) {
         if self.clock {
             g.times.push(Instant::now());
         }
@@ -101,7 +116,7 @@ impl Recorder {
     }
 
     /// Nobody can wake the sleepers any more: record one `SleptForever`-causing abort.
-    fn settle(&self, g: &mut Inner) -> u32 {
+    fn settle(&self, g: &mut Inner<E>) -> u32 {
         if g.sleeping != 0 && (g.finished | g.sleeping) == self.all() {
             g.aborted = true;
             let unpark = g.sleeping;
@@ -112,10 +127,11 @@ impl Recorder {
     }
 }
 
-impl Ghost for Recorder {
+impl<E: Send + 'static> Ghost for Recorder<E> {
     const ENABLED: bool = true;
+    type Proto = E;
 
-    fn emit(&self, pid: Pid, ev: Event) {
+    fn emit(&self, pid: Pid, ev: Event<E>) {
         let mut g = self.lock();
         self.push(&mut g, pid, ev);
     }
@@ -125,14 +141,14 @@ impl Ghost for Recorder {
         g.steps[pid] += 1;
         let step = g.steps[pid];
         if step > self.bounds.step_bound {
-            self.push(&mut g, pid, Event::StepBound { steps: step - 1 });
+            self.push(&mut g, pid, Event::Kernel(KernelEvent::StepBound { steps: step - 1 }));
             return LoopVerdict::Stop;
         }
         let others = self.all() & !(1 << pid);
         if g.finished & others == others {
             let at = g.events.len();
             if let Some(&(first, _)) = g.alone_history[pid].get(&fingerprint) {
-                self.push(&mut g, pid, Event::Livelock { period: (step - first) as usize });
+                self.push(&mut g, pid, Event::Kernel(KernelEvent::Livelock { period: (step - first) as usize }));
                 return LoopVerdict::Stop;
             }
             g.alone_history[pid].insert(fingerprint, (step, at));
@@ -166,5 +182,9 @@ impl Ghost for Recorder {
 
     fn aborted(&self) -> bool {
         self.lock().aborted
+    }
+
+    fn mutation_reached(&self, _pid: Pid) {
+        self.lock().mutation_reached = true;
     }
 }

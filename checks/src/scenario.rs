@@ -1,23 +1,26 @@
 //! Scenario files: a TOML description of one check (model, variant, threads, parameters,
 //! engine, expected verdict), parsed into a validated [`Scenario`]. Every error names the
-//! file, the line and the field. The format is documented in docs/scenarios.md.
+//! file, the line and the field with its table. The format is documented in
+//! docs/scenarios.md.
+//!
+//! The checker's own tables (`[explore]`, `[expect]`, `[check]`) are parsed here; the
+//! model's (`[[thread]]`, `[params]`) reach the model as typed [`Fields`] through the
+//! registry, and its errors come back naming their field.
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
+use mmmodel::model::{FieldError, Fields, Value};
 use serde::Deserialize;
 use toml::Spanned;
 
-use mmmodel::compaction;
-use mmmodel::kernel::sched::TimerModel;
-use mmmodel::mutation::{ModelKind, Mutation};
-use mmmodel::reclaim;
-
-use crate::engine::Engine;
-use crate::monitor;
+use crate::engine::{Engine, EngineName};
 use crate::recorder::Bounds;
-use crate::spec::{ModelSpec, RunSpec};
+use crate::registry::{AnyModel, Parts, Registry};
+use crate::spec::AnySpec;
 
 /// A scenario-file error: where, which field, what.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -65,7 +68,7 @@ pub struct Scenario {
     pub file: PathBuf,
     pub name: String,
     pub description: String,
-    pub spec: RunSpec,
+    pub spec: Arc<dyn AnySpec>,
     /// The engines to run: one, or all of them (`engine = "all"`, a cross-check).
     pub engines: Vec<Engine>,
     pub expect: Expect,
@@ -74,12 +77,15 @@ pub struct Scenario {
 }
 
 impl Scenario {
-    pub fn model(&self) -> ModelKind {
-        self.spec.model.kind()
+    pub fn model(&self) -> &'static dyn AnyModel {
+        self.spec.model()
     }
 }
 
 // ---------------------------------------------------------------- raw TOML
+
+/// A table whose keys belong to the model: each key with its span, each value with its own.
+type RawTable = BTreeMap<Spanned<String>, Spanned<toml::Value>>;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -90,41 +96,12 @@ struct RawScenario {
     description: Option<String>,
     mutation: Option<Spanned<String>>,
     #[serde(default)]
-    thread: Vec<Spanned<RawThread>>,
+    thread: Vec<Spanned<RawTable>>,
     #[serde(default)]
-    params: Option<Spanned<RawParams>>,
+    params: Option<Spanned<RawTable>>,
     explore: Option<Spanned<RawExplore>>,
     expect: Spanned<RawExpect>,
     check: Option<RawCheck>,
-}
-
-/// Every key any role takes; which ones a role accepts is checked per role.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawThread {
-    role: Spanned<String>,
-    node: Option<Spanned<i64>>,
-    batches: Option<Spanned<i64>>,
-    pages: Option<Spanned<i64>>,
-    balances: Option<Spanned<bool>>,
-    holds: Option<Spanned<i64>>,
-    attempts: Option<Spanned<i64>>,
-    congested_at_start: Option<Spanned<bool>>,
-    tags_congested: Option<Spanned<bool>>,
-    mode: Option<Spanned<String>>,
-    lock: Option<Spanned<String>>,
-    target: Option<Spanned<i64>>,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-struct RawParams {
-    timeout: Option<Spanned<String>>,
-    step_bound: Option<Spanned<i64>>,
-    pageblocks: Option<Spanned<i64>>,
-    pages_per_block: Option<Spanned<i64>>,
-    swap_cluster_max: Option<Spanned<i64>>,
-    compact_cluster_max: Option<Spanned<i64>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -159,6 +136,8 @@ struct RawCheck {
 struct Ctx<'a> {
     file: &'a Path,
     text: &'a str,
+    /// Where each model field is, for the model's errors (`thread[1].node` → its span).
+    spans: BTreeMap<String, Range<usize>>,
 }
 
 impl Ctx<'_> {
@@ -174,6 +153,29 @@ impl Ctx<'_> {
             message: message.into(),
         }
     }
+    /// An error with no place in the file.
+    fn whole(&self, field: &str, message: impl Into<String>) -> ScenarioError {
+        ScenarioError {
+            file: self.file.to_path_buf(),
+            line: None,
+            field: Some(field.to_string()),
+            message: message.into(),
+        }
+    }
+    /// A model's error, placed at its field (or the field's table).
+    fn field_error(&self, e: FieldError) -> ScenarioError {
+        let span = self
+            .spans
+            .get(&e.field)
+            .or_else(|| self.spans.get(e.field.rsplit_once('.').map_or("", |(t, _)| t)))
+            .cloned();
+        ScenarioError {
+            file: self.file.to_path_buf(),
+            line: span.map(|s| self.line(s)),
+            field: Some(e.field),
+            message: e.message,
+        }
+    }
     fn int<T: TryFrom<i64>>(&self, v: &Spanned<i64>, field: &str, range: Range<i64>) -> Result<T, ScenarioError> {
         let x = *v.get_ref();
         if !range.contains(&x) {
@@ -181,35 +183,112 @@ impl Ctx<'_> {
         }
         T::try_from(x).map_err(|_| self.err(v.span(), field, format!("{x} is out of range")))
     }
-    fn opt_int<T: TryFrom<i64>>(&self, v: &Option<Spanned<i64>>, field: &str, range: Range<i64>, default: T) -> Result<T, ScenarioError> {
+    fn opt_int<T: TryFrom<i64>>(
+        &self,
+        v: &Option<Spanned<i64>>,
+        field: &str,
+        range: Range<i64>,
+        default: T,
+    ) -> Result<T, ScenarioError> {
         match v {
             Some(v) => self.int(v, field, range),
             None => Ok(default),
         }
     }
+    /// `v` must be one of `allowed`.
+    fn one_of<'s>(&self, v: &Spanned<String>, field: &str, allowed: &[&'s str]) -> Result<&'s str, ScenarioError> {
+        allowed.iter().find(|a| **a == v.get_ref().as_str()).copied().ok_or_else(|| {
+            self.err(
+                v.span(),
+                field,
+                format!("unknown value \"{}\"; expected one of: {}", v.get_ref(), allowed.join(", ")),
+            )
+        })
+    }
 }
 
-fn one_of<'s>(ctx: &Ctx, v: &Spanned<String>, field: &str, allowed: &[&'s str]) -> Result<&'s str, ScenarioError> {
-    allowed.iter().find(|a| **a == v.get_ref().as_str()).copied().ok_or_else(|| {
-        ctx.err(v.span(), field, format!("unknown value \"{}\"; expected one of: {}", v.get_ref(), allowed.join(", ")))
-    })
-}
-
-/// Read and parse a scenario file.
+/// Read and parse a scenario file with the shipped models.
 pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
+    load_with(&Registry::default(), path)
+}
+
+/// Read and parse a scenario file with the models of `reg`.
+pub fn load_with(reg: &Registry, path: &Path) -> Result<Scenario, ScenarioError> {
     let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
         file: path.to_path_buf(),
         line: None,
         field: None,
         message: format!("cannot read the file: {e}"),
     })?;
-    parse(path, &text)
+    parse_with(reg, path, &text)
 }
 
-/// Parse scenario text (`path` is only used in messages and for the default name).
+/// Parse scenario text with the shipped models (`path` is only used in messages and for the
+/// default name).
 pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
-    let ctx = Ctx { file: path, text };
-    let raw: RawScenario = toml::from_str(text).map_err(|e| {
+    parse_with(&Registry::default(), path, text)
+}
+
+/// Parse scenario text with the models of `reg`: one step per table.
+pub fn parse_with(reg: &Registry, path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
+    let mut ctx = Ctx { file: path, text, spans: BTreeMap::new() };
+    let raw = toml_text(&ctx)?;
+    let (model, variant, mutation) = model_table(&ctx, reg, &raw)?;
+    let threads = thread_tables(&mut ctx, model, &raw)?;
+    let (params, bounds) = params_table(&mut ctx, &raw)?;
+    let explore = explore_table(&ctx, &raw)?;
+    let invariants = check_table(&ctx, model, &raw)?;
+    let expect = expect_table(&ctx, model, &raw, invariants.as_deref())?;
+
+    ctx.spans.insert("thread".into(), raw.thread.first().map(|t| t.span()).unwrap_or(0..0));
+    if let Some(m) = &raw.mutation {
+        ctx.spans.insert("mutation".into(), m.span());
+    }
+    let parts = Parts {
+        variant,
+        mutation,
+        threads,
+        params,
+        bounds,
+        invariants: invariants.map(|v| v.iter().map(|s| s.to_string()).collect()),
+        target: expect.invariant.map(str::to_string),
+    };
+    let spec = model.build(parts).map_err(|e| ctx.field_error(e))?;
+
+    let tasks = spec.tasks();
+    for e in &explore.engines {
+        if tasks > e.max_threads() {
+            let span = raw.thread.get(e.max_threads()).map(|t| t.span()).unwrap_or(0..0);
+            return Err(ctx.err(
+                span,
+                "thread",
+                format!(
+                    "{tasks} threads, but {} runs at most {} (loom::MAX_THREADS is 5, and the last thread runs on loom's main thread)",
+                    e.name(),
+                    e.max_threads()
+                ),
+            ));
+        }
+    }
+    let name = raw
+        .name
+        .clone()
+        .unwrap_or_else(|| path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default());
+    Ok(Scenario {
+        file: path.to_path_buf(),
+        name,
+        description: raw.description.clone().unwrap_or_default(),
+        spec,
+        engines: explore.engines,
+        expect,
+        max_seconds: explore.max_seconds,
+        shortest_budget: explore.shortest_budget,
+    })
+}
+
+/// The TOML itself.
+fn toml_text(ctx: &Ctx) -> Result<RawScenario, ScenarioError> {
+    toml::from_str(ctx.text).map_err(|e| {
         let line = e.span().map(|s| ctx.line(s));
         let message = e.message().to_string();
         let field = message
@@ -217,42 +296,154 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
             .nth(1)
             .filter(|_| message.starts_with("unknown field") || message.starts_with("missing field"))
             .map(str::to_string);
-        ScenarioError { file: path.to_path_buf(), line, field, message }
-    })?;
+        ScenarioError { file: ctx.file.to_path_buf(), line, field, message }
+    })
+}
 
-    let model_name = one_of(&ctx, &raw.model, "model", &["kswapd-stall", "compaction"])?;
-    let model_kind = ModelKind::from_name(model_name).expect("listed above");
-
+/// `model`, `variant`, `mutation`: names of the model's.
+fn model_table(
+    ctx: &Ctx,
+    reg: &Registry,
+    raw: &RawScenario,
+) -> Result<(&'static dyn AnyModel, String, Option<String>), ScenarioError> {
+    let names = reg.names();
+    let model = reg.find(ctx.one_of(&raw.model, "model", &names)?).expect("listed");
+    let variant = ctx.one_of(&raw.variant, "variant", &model.variants())?.to_string();
     let mutation = match &raw.mutation {
         None => None,
         Some(m) => {
-            let mu = Mutation::from_name(m.get_ref()).ok_or_else(|| {
-                let names: Vec<&str> = Mutation::ALL.iter().filter(|x| x.model() == model_kind).map(|x| x.name()).collect();
-                ctx.err(m.span(), "mutation", format!("unknown mutation \"{}\"; this model's: {}", m.get_ref(), names.join(", ")))
-            })?;
-            if mu.model() != model_kind {
-                return Err(ctx.err(m.span(), "mutation", format!("{} is a mutation of the {} model", mu.name(), mu.model().name())));
+            if let Some(other) = reg
+                .models()
+                .iter()
+                .find(|o| o.name() != model.name() && o.mutations().iter().any(|x| x.name == m.get_ref()))
+            {
+                return Err(ctx.err(
+                    m.span(),
+                    "mutation",
+                    format!("{} is a mutation of the {} model", m.get_ref(), other.name()),
+                ));
             }
-            Some(mu)
+            let mine: Vec<&str> = model.mutations().iter().map(|x| x.name).collect();
+            if !mine.contains(&m.get_ref().as_str()) {
+                return Err(ctx.err(
+                    m.span(),
+                    "mutation",
+                    format!("unknown mutation \"{}\"; this model's: {}", m.get_ref(), mine.join(", ")),
+                ));
+            }
+            Some(m.get_ref().clone())
         }
     };
+    Ok((model, variant, mutation))
+}
 
-    let params = raw.params.as_ref().map(|p| p.get_ref());
-    let default_params = RawParams::default();
-    let params = params.unwrap_or(&default_params);
-    let step_bound = ctx.opt_int(&params.step_bound, "params.step_bound", 2..1_000_001, Bounds::default().step_bound)?;
+/// A TOML value as a model reads it.
+fn value(v: &toml::Value) -> Value {
+    match v {
+        toml::Value::Integer(i) => Value::Int(*i),
+        toml::Value::Boolean(b) => Value::Bool(*b),
+        toml::Value::String(s) => Value::Str(s.clone()),
+        toml::Value::Float(f) => Value::Float(*f),
+        toml::Value::Array(_) => Value::Other("an array"),
+        toml::Value::Table(_) => Value::Other("a table"),
+        toml::Value::Datetime(_) => Value::Other("a date"),
+    }
+}
 
-    let model = match model_kind {
-        ModelKind::KswapdStall => ModelSpec::KswapdStall(reclaim_config(&ctx, &raw, params, mutation)?),
-        ModelKind::Compaction => ModelSpec::Compaction(compaction_config(&ctx, &raw, params, mutation)?),
-    };
+/// A model table as [`Fields`], recording where each key is.
+fn fields(ctx: &mut Ctx, table: &str, raw: &RawTable, skip: &[&str]) -> Fields {
+    let mut entries = Vec::new();
+    for (k, v) in raw {
+        if skip.contains(&k.get_ref().as_str()) {
+            continue;
+        }
+        ctx.spans.insert(format!("{table}.{}", k.get_ref()), k.span());
+        entries.push((k.get_ref().clone(), value(v.get_ref())));
+    }
+    // File order, so that the first bad key is the one reported.
+    entries.sort_by_key(|(k, _)| ctx.spans[&format!("{table}.{k}")].start);
+    Fields::new(table, entries)
+}
 
-    // [explore]
+/// `[[thread]]`: each one's role kind, and its other keys for the model.
+fn thread_tables(
+    ctx: &mut Ctx,
+    model: &dyn AnyModel,
+    raw: &RawScenario,
+) -> Result<Vec<(String, Fields)>, ScenarioError> {
+    if raw.thread.is_empty() {
+        return Err(ctx.whole("thread", "a scenario needs at least one [[thread]]"));
+    }
+    let kinds: Vec<&str> = model.role_kinds().iter().map(|r| r.name).collect();
+    let mut out = Vec::new();
+    for (i, t) in raw.thread.iter().enumerate() {
+        let table = format!("thread[{i}]");
+        ctx.spans.insert(table.clone(), t.span());
+        let role = t.get_ref().iter().find(|(k, _)| k.get_ref() == "role");
+        let kind = match role {
+            None => {
+                return Err(ctx.err(
+                    t.span(),
+                    &format!("{table}.role"),
+                    format!("missing; one of: {}", kinds.join(", ")),
+                ))
+            }
+            Some((k, v)) => match v.get_ref() {
+                toml::Value::String(s) => {
+                    let s = Spanned::new(v.span(), s.clone());
+                    ctx.one_of(&s, &format!("{table}.role"), &kinds)?.to_string()
+                }
+                other => {
+                    return Err(ctx.err(
+                        k.span(),
+                        &format!("{table}.role"),
+                        format!("expected a string, found {}", other.type_str()),
+                    ))
+                }
+            },
+        };
+        out.push((kind, fields(ctx, &table, t.get_ref(), &["role"])));
+    }
+    Ok(out)
+}
+
+/// `[params]`: the checker's `step_bound`, and the rest for the model.
+fn params_table(ctx: &mut Ctx, raw: &RawScenario) -> Result<(Fields, Bounds), ScenarioError> {
+    let empty = RawTable::new();
+    let table = raw.params.as_ref().map(|p| p.get_ref()).unwrap_or(&empty);
+    let mut bounds = Bounds::default();
+    if let Some((k, v)) = table.iter().find(|(k, _)| k.get_ref() == "step_bound") {
+        let toml::Value::Integer(x) = v.get_ref() else {
+            return Err(ctx.err(
+                k.span(),
+                "params.step_bound",
+                format!("expected an integer, found {}", v.get_ref().type_str()),
+            ));
+        };
+        bounds.step_bound = ctx.int(&Spanned::new(v.span(), *x), "params.step_bound", 2..1_000_001)?;
+    }
+    if let Some(p) = &raw.params {
+        ctx.spans.insert("params".into(), p.span());
+    }
+    Ok((fields(ctx, "params", table, &["step_bound"]), bounds))
+}
+
+/// `[explore]`, resolved.
+struct Explore {
+    engines: Vec<Engine>,
+    max_seconds: Option<f64>,
+    shortest_budget: Option<u64>,
+}
+
+fn explore_table(ctx: &Ctx, raw: &RawScenario) -> Result<Explore, ScenarioError> {
     let default_explore = RawExplore::default();
     let ex = raw.explore.as_ref().map(|e| e.get_ref()).unwrap_or(&default_explore);
-    let engine_name = match &ex.engine {
-        Some(e) => one_of(&ctx, e, "explore.engine", &["loom", "shuttle-pct", "shuttle-random", "shuttle-dfs", "all"])?,
-        None => "loom",
+    let engine = match &ex.engine {
+        Some(e) => {
+            let names: Vec<&str> = EngineName::ALL.iter().map(|n| n.name()).collect();
+            EngineName::from_name(ctx.one_of(e, "explore.engine", &names)?).expect("listed")
+        }
+        None => EngineName::Loom,
     };
     let pb = match &ex.preemption_bound {
         Some(v) => Some(ctx.int::<usize>(v, "explore.preemption_bound", 0..21)?),
@@ -264,32 +455,42 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
     let loom = Engine::Loom { preemption_bound: pb };
     let pct = Engine::ShuttlePct { iterations, depth, seed };
     let random = Engine::ShuttleRandom { iterations, seed };
-    let dfs = Engine::ShuttleDfs { iterations };
-    let engines = match engine_name {
-        "loom" => vec![loom],
-        "shuttle-pct" => vec![pct],
-        "shuttle-random" => vec![random],
-        "shuttle-dfs" => vec![dfs],
-        _ => vec![loom, pct, random],
+    let engines = match engine {
+        EngineName::Loom => vec![loom],
+        EngineName::ShuttlePct => vec![pct],
+        EngineName::ShuttleRandom => vec![random],
+        EngineName::ShuttleDfs => vec![Engine::ShuttleDfs { iterations }],
+        EngineName::All => vec![loom, pct, random],
     };
     // Engine-specific keys must not be silently ignored.
+    let name = engine.name();
     if let Some(v) = &ex.preemption_bound {
         if !engines.iter().any(|e| matches!(e, Engine::Loom { .. })) {
-            return Err(ctx.err(v.span(), "explore.preemption_bound", format!("only loom takes a preemption bound (engine is {engine_name})")));
+            return Err(ctx.err(
+                v.span(),
+                "explore.preemption_bound",
+                format!("only loom takes a preemption bound (engine is {name})"),
+            ));
         }
     }
     for (key, v) in [("explore.iterations", &ex.iterations), ("explore.seed", &ex.seed)] {
-        if let Some(v) = v {
-            if engine_name == "loom" {
-                return Err(ctx.err(v.span(), key, "loom explores exhaustively; iterations and seed are for the shuttle engines"));
-            }
+        if let (Some(v), EngineName::Loom) = (v, engine) {
+            return Err(ctx.err(
+                v.span(),
+                key,
+                "loom explores exhaustively; iterations and seed are for the shuttle engines",
+            ));
         }
     }
-    if let (Some(v), "shuttle-dfs") = (&ex.seed, engine_name) {
-        return Err(ctx.err(v.span(), "explore.seed", "shuttle-dfs enumerates schedules in a fixed order; it takes no seed"));
+    if let (Some(v), EngineName::ShuttleDfs) = (&ex.seed, engine) {
+        return Err(ctx.err(
+            v.span(),
+            "explore.seed",
+            "shuttle-dfs enumerates schedules in a fixed order; it takes no seed",
+        ));
     }
     if let Some(v) = &ex.depth {
-        if !matches!(engine_name, "shuttle-pct" | "all") {
+        if !matches!(engine, EngineName::ShuttlePct | EngineName::All) {
             return Err(ctx.err(v.span(), "explore.depth", "only shuttle-pct takes a depth"));
         }
     }
@@ -307,51 +508,63 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
         Some(v) => Some(ctx.int::<u64>(v, "explore.shortest_budget", 0..100_000_001)?),
         None => None,
     };
-    let tasks = model.tasks();
-    for e in &engines {
-        if tasks > e.max_threads() {
-            let span = raw.thread.get(e.max_threads()).map(|t| t.span()).unwrap_or(0..0);
-            return Err(ctx.err(
-                span,
-                "thread",
-                format!("{tasks} threads, but {} runs at most {} (loom::MAX_THREADS is 5, and the last thread runs on loom's main thread)", e.name(), e.max_threads()),
-            ));
-        }
-    }
+    Ok(Explore { engines, max_seconds, shortest_budget })
+}
 
-    // [check] and [expect]
-    let known: Vec<&'static str> = monitor::invariants(model_kind).iter().map(|i| i.id).collect();
-    let inv_name = |v: &Spanned<String>, field: &str| -> Result<&'static str, ScenarioError> {
-        known.iter().find(|k| **k == v.get_ref().as_str()).copied().ok_or_else(|| {
-            ctx.err(v.span(), field, format!("unknown invariant \"{}\"; the {} model's: {}", v.get_ref(), model_name, known.join(", ")))
-        })
-    };
-    let invariants = match &raw.check {
-        Some(c) => {
-            let mut v = Vec::new();
-            for i in &c.invariants {
-                v.push(inv_name(i, "check.invariants")?);
-            }
-            if v.is_empty() {
-                return Err(ScenarioError { file: path.to_path_buf(), line: None, field: Some("check.invariants".into()), message: "empty list".into() });
-            }
-            v
-        }
-        None => known.clone(),
-    };
+/// `invariant` must be one of the model's.
+fn invariant_name(
+    ctx: &Ctx,
+    model: &dyn AnyModel,
+    v: &Spanned<String>,
+    field: &str,
+) -> Result<&'static str, ScenarioError> {
+    let known: Vec<&'static str> = model.invariants().iter().map(|i| i.id).collect();
+    known.iter().find(|k| **k == v.get_ref().as_str()).copied().ok_or_else(|| {
+        ctx.err(
+            v.span(),
+            field,
+            format!("unknown invariant \"{}\"; the {} model's: {}", v.get_ref(), model.name(), known.join(", ")),
+        )
+    })
+}
+
+/// `[check]`: the invariants checked (`None`: all of the model's).
+fn check_table(ctx: &Ctx, model: &dyn AnyModel, raw: &RawScenario) -> Result<Option<Vec<&'static str>>, ScenarioError> {
+    let Some(c) = &raw.check else { return Ok(None) };
+    let mut v = Vec::new();
+    for i in &c.invariants {
+        v.push(invariant_name(ctx, model, i, "check.invariants")?);
+    }
+    if v.is_empty() {
+        return Err(ctx.whole("check.invariants", "empty list"));
+    }
+    Ok(Some(v))
+}
+
+/// `[expect]`.
+fn expect_table(
+    ctx: &Ctx,
+    model: &dyn AnyModel,
+    raw: &RawScenario,
+    checked: Option<&[&'static str]>,
+) -> Result<Expect, ScenarioError> {
     let exp = raw.expect.get_ref();
-    let verdict = match one_of(&ctx, &exp.verdict, "expect.verdict", &["pass", "violation"])? {
+    let verdict = match ctx.one_of(&exp.verdict, "expect.verdict", &["pass", "violation"])? {
         "pass" => ExpectVerdict::Pass,
         _ => ExpectVerdict::Violation,
     };
     let invariant = match &exp.invariant {
         Some(i) => {
-            let id = inv_name(i, "expect.invariant")?;
-            if !invariants.contains(&id) {
+            let id = invariant_name(ctx, model, i, "expect.invariant")?;
+            if checked.is_some_and(|c| !c.contains(&id)) {
                 return Err(ctx.err(i.span(), "expect.invariant", format!("{id} is not among check.invariants")));
             }
             if verdict == ExpectVerdict::Pass {
-                return Err(ctx.err(i.span(), "expect.invariant", "a pass expects no violation; name an invariant only with verdict = \"violation\""));
+                return Err(ctx.err(
+                    i.span(),
+                    "expect.invariant",
+                    "a pass expects no violation; name an invariant only with verdict = \"violation\"",
+                ));
             }
             Some(id)
         }
@@ -360,208 +573,19 @@ pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
     if verdict == ExpectVerdict::Violation && invariant.is_none() {
         return Err(ctx.err(raw.expect.span(), "expect.invariant", "required with verdict = \"violation\""));
     }
-    let cov = monitor::coverage_names(model_kind);
+    let cov = model.coverage_names();
     let mut reaches = Vec::new();
     for r in &exp.reaches {
         let name = cov.iter().find(|c| **c == r.get_ref().as_str()).copied().ok_or_else(|| {
-            ctx.err(r.span(), "expect.reaches", format!("unknown event \"{}\"; the {} model's: {}", r.get_ref(), model_name, cov.join(", ")))
+            ctx.err(
+                r.span(),
+                "expect.reaches",
+                format!("unknown event \"{}\"; the {} model's: {}", r.get_ref(), model.name(), cov.join(", ")),
+            )
         })?;
         reaches.push(name);
     }
-
-    let name = raw.name.clone().unwrap_or_else(|| path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default());
-    let mut spec = RunSpec::new(model);
-    spec.bounds = Bounds { step_bound };
-    spec.invariants = invariants;
-    spec.target = invariant;
-    Ok(Scenario {
-        file: path.to_path_buf(),
-        name,
-        description: raw.description.clone().unwrap_or_default(),
-        spec,
-        engines,
-        expect: Expect { verdict, invariant, reaches },
-        max_seconds,
-        shortest_budget,
-    })
-}
-
-/// The keys each role accepts (besides `role`).
-fn role_keys(role: &str) -> &'static [&'static str] {
-    match role {
-        "kswapd" => &["node", "batches", "pages", "balances"],
-        "writer" => &["holds"],
-        "allocator" => &["node", "attempts"],
-        "direct-reclaim" => &["node", "batches", "pages", "tags_congested"],
-        "bdi" => &["congested_at_start"],
-        "compactor" => &["mode"],
-        "lock-holder" => &["lock", "holds"],
-        "killer" | "resched" => &["target"],
-        _ => &[],
-    }
-}
-
-/// The keys present in a thread table, with their spans.
-fn present_keys(t: &RawThread) -> Vec<(&'static str, Range<usize>)> {
-    let mut v = Vec::new();
-    macro_rules! k {
-        ($($f:ident),*) => { $( if let Some(x) = &t.$f { v.push((stringify!($f), x.span())); } )* };
-    }
-    k!(node, batches, pages, balances, holds, attempts, congested_at_start, tags_congested, mode, lock, target);
-    v
-}
-
-fn check_role_keys(ctx: &Ctx, t: &RawThread, i: usize) -> Result<(), ScenarioError> {
-    let role = t.role.get_ref().as_str();
-    let allowed = role_keys(role);
-    for (key, span) in present_keys(t) {
-        if !allowed.contains(&key) {
-            return Err(ctx.err(
-                span,
-                &format!("thread[{i}].{key}"),
-                format!("role \"{role}\" takes no \"{key}\" (it takes: {})", if allowed.is_empty() { "nothing".to_string() } else { allowed.join(", ") }),
-            ));
-        }
-    }
-    Ok(())
-}
-
-fn reclaim_config(ctx: &Ctx, raw: &RawScenario, params: &RawParams, mutation: Option<Mutation>) -> Result<reclaim::Config, ScenarioError> {
-    let names: Vec<&str> = reclaim::Variant::ALL.iter().map(|v| v.name()).collect();
-    let variant = one_of(ctx, &raw.variant, "variant", &names).map(|n| reclaim::Variant::from_name(n).expect("listed"))?;
-    let timer = match &params.timeout {
-        None => TimerModel::Never,
-        Some(t) => match one_of(ctx, t, "params.timeout", &["never", "any-time"])? {
-            "never" => TimerModel::Never,
-            _ => TimerModel::AnyTime,
-        },
-    };
-    for (key, v) in [
-        ("params.pageblocks", &params.pageblocks),
-        ("params.pages_per_block", &params.pages_per_block),
-        ("params.swap_cluster_max", &params.swap_cluster_max),
-        ("params.compact_cluster_max", &params.compact_cluster_max),
-    ] {
-        if let Some(v) = v {
-            return Err(ctx.err(v.span(), key, "a compaction parameter; the kswapd-stall model takes timeout and step_bound"));
-        }
-    }
-    if raw.thread.is_empty() {
-        return Err(ScenarioError { file: ctx.file.to_path_buf(), line: None, field: Some("thread".into()), message: "a scenario needs at least one [[thread]]".into() });
-    }
-    let mut roles = Vec::new();
-    for (i, t) in raw.thread.iter().enumerate() {
-        let span = t.span();
-        let t = t.get_ref();
-        let field = |k: &str| format!("thread[{i}].{k}");
-        let role = one_of(ctx, &t.role, &field("role"), &["kswapd", "writer", "allocator", "direct-reclaim", "bdi"])?;
-        check_role_keys(ctx, t, i)?;
-        let node = |ctx: &Ctx| -> Result<i32, ScenarioError> {
-            match &t.node {
-                Some(n) => ctx.int(n, &field("node"), 0..8),
-                None => Err(ctx.err(span.clone(), &field("node"), format!("role \"{role}\" needs a node (0..=7)"))),
-            }
-        };
-        roles.push(match role {
-            "kswapd" => reclaim::Role::Kswapd {
-                node: node(ctx)?,
-                batches: ctx.opt_int(&t.batches, &field("batches"), 1..9, 1)?,
-                pages: ctx.opt_int(&t.pages, &field("pages"), 1..65, 1)?,
-                balances: t.balances.as_ref().map(|b| *b.get_ref()).unwrap_or(true),
-            },
-            "writer" => reclaim::Role::Writer { holds: ctx.opt_int(&t.holds, &field("holds"), 1..9, 1)?, spins: 0 },
-            "allocator" => reclaim::Role::Allocator { node: node(ctx)?, attempts: ctx.opt_int(&t.attempts, &field("attempts"), 1..9, 1)? },
-            "direct-reclaim" => reclaim::Role::DirectReclaim {
-                node: node(ctx)?,
-                batches: ctx.opt_int(&t.batches, &field("batches"), 1..9, 1)?,
-                pages: ctx.opt_int(&t.pages, &field("pages"), 1..65, 1)?,
-                tags_congested: t.tags_congested.as_ref().map(|b| *b.get_ref()).unwrap_or(false),
-            },
-            _ => reclaim::Role::Bdi { congested_at_start: t.congested_at_start.as_ref().map(|b| *b.get_ref()).unwrap_or(true) },
-        });
-    }
-    let cfg = reclaim::Config { variant, mutation, roles, timer };
-    if let Err(msg) = cfg.validate() {
-        let span = raw.thread.first().map(|t| t.span()).unwrap_or(0..0);
-        return Err(ctx.err(span, "thread", msg));
-    }
-    Ok(cfg)
-}
-
-fn compaction_config(ctx: &Ctx, raw: &RawScenario, params: &RawParams, mutation: Option<Mutation>) -> Result<compaction::Config, ScenarioError> {
-    let names: Vec<&str> = compaction::Variant::ALL.iter().map(|v| v.name()).collect();
-    let variant = one_of(ctx, &raw.variant, "variant", &names).map(|n| compaction::Variant::from_name(n).expect("listed"))?;
-    if let Some(t) = &params.timeout {
-        return Err(ctx.err(
-            t.span(),
-            "params.timeout",
-            "compaction has no timers: timeout is a kswapd-stall parameter (the compaction model takes pageblocks, \
-             pages_per_block, swap_cluster_max, compact_cluster_max and step_bound)",
-        ));
-    }
-    use compaction::Config as C;
-    let pageblocks = ctx.opt_int(&params.pageblocks, "params.pageblocks", 2..9, C::DEFAULT_PAGEBLOCKS)?;
-    let pages_per_block = ctx.opt_int(&params.pages_per_block, "params.pages_per_block", 2..17, C::DEFAULT_PAGES_PER_BLOCK)?;
-    let power_of_two = |v: &Option<Spanned<i64>>, field: &str, x: u32, what: &str| -> Result<(), ScenarioError> {
-        match v {
-            Some(v) if !x.is_power_of_two() => Err(ctx.err(v.span(), field, format!("{x} is not a power of two ({what})"))),
-            _ => Ok(()),
-        }
-    };
-    power_of_two(&params.pages_per_block, "params.pages_per_block", pages_per_block, "pageblock_nr_pages is 1 << pageblock_order")?;
-    let swap_cluster_max = ctx.opt_int(&params.swap_cluster_max, "params.swap_cluster_max", 1..pages_per_block as i64 + 1, C::DEFAULT_SWAP_CLUSTER_MAX.min(pages_per_block))?;
-    power_of_two(&params.swap_cluster_max, "params.swap_cluster_max", swap_cluster_max, "SWAP_CLUSTER_MAX divides pageblock_nr_pages")?;
-    let pfns = (pageblocks * pages_per_block) as i64;
-    let compact_cluster_max = ctx.opt_int(&params.compact_cluster_max, "params.compact_cluster_max", 1..pfns + 1, C::DEFAULT_COMPACT_CLUSTER_MAX)?;
-    if raw.thread.is_empty() {
-        return Err(ScenarioError { file: ctx.file.to_path_buf(), line: None, field: Some("thread".into()), message: "a scenario needs at least one [[thread]]".into() });
-    }
-    let nr = raw.thread.len();
-    let first_compactor = raw.thread.iter().position(|t| t.get_ref().role.get_ref() == "compactor");
-    let mut roles = Vec::new();
-    for (i, t) in raw.thread.iter().enumerate() {
-        let span = t.span();
-        let t = t.get_ref();
-        let field = |k: &str| format!("thread[{i}].{k}");
-        let role = one_of(ctx, &t.role, &field("role"), &["compactor", "lock-holder", "killer", "resched"])?;
-        check_role_keys(ctx, t, i)?;
-        let target = |ctx: &Ctx| -> Result<usize, ScenarioError> {
-            let pid = match &t.target {
-                Some(v) => ctx.int::<usize>(v, &field("target"), 0..nr as i64)?,
-                None => first_compactor.ok_or_else(|| ctx.err(span.clone(), &field("target"), "no compactor to target"))?,
-            };
-            if raw.thread[pid].get_ref().role.get_ref() != "compactor" {
-                let s = t.target.as_ref().map(|v| v.span()).unwrap_or(span.clone());
-                return Err(ctx.err(s, &field("target"), format!("thread {pid} is not a compactor (targets are thread indexes, from 0)")));
-            }
-            Ok(pid)
-        };
-        roles.push(match role {
-            "compactor" => {
-                let modes: Vec<&str> = compaction::Mode::ALL.iter().map(|m| m.name()).collect();
-                let mode = match &t.mode {
-                    Some(m) => compaction::Mode::from_name(one_of(ctx, m, &field("mode"), &modes)?).expect("listed"),
-                    None => compaction::Mode::Async,
-                };
-                compaction::Role::Compactor { mode }
-            }
-            "lock-holder" => {
-                let lock = match &t.lock {
-                    Some(l) => compaction::HeldLock::from_name(one_of(ctx, l, &field("lock"), &["lru_lock", "zone_lock", "zone->lock", "lru", "zone"])?).expect("listed"),
-                    None => return Err(ctx.err(span.clone(), &field("lock"), "a lock-holder needs a lock: \"lru_lock\" or \"zone_lock\"")),
-                };
-                compaction::Role::LockHolder { lock, holds: ctx.opt_int(&t.holds, &field("holds"), 1..9, 1)? }
-            }
-            "killer" => compaction::Role::Killer { target: target(ctx)? },
-            _ => compaction::Role::Resched { target: target(ctx)? },
-        });
-    }
-    let cfg = compaction::Config { variant, mutation, roles, pageblocks, pages_per_block, swap_cluster_max, compact_cluster_max };
-    if let Err(msg) = cfg.validate() {
-        let span = raw.thread.first().map(|t| t.span()).unwrap_or(0..0);
-        return Err(ctx.err(span, "thread", msg));
-    }
-    Ok(cfg)
+    Ok(Expect { verdict, invariant, reaches })
 }
 
 /// Every `*.toml` file under `path` (a file or a folder, recursively), sorted.
@@ -578,7 +602,12 @@ pub fn collect_files(path: &Path) -> Result<Vec<PathBuf>, ScenarioError> {
     let mut out = Vec::new();
     let mut stack = vec![path.to_path_buf()];
     while let Some(dir) = stack.pop() {
-        let rd = std::fs::read_dir(&dir).map_err(|e| ScenarioError { file: dir.clone(), line: None, field: None, message: format!("cannot read the folder: {e}") })?;
+        let rd = std::fs::read_dir(&dir).map_err(|e| ScenarioError {
+            file: dir.clone(),
+            line: None,
+            field: None,
+            message: format!("cannot read the folder: {e}"),
+        })?;
         for entry in rd.flatten() {
             let p = entry.path();
             if p.is_dir() {

@@ -1,21 +1,27 @@
 //! The checker's self-test: every seeded mutant must be caught by the check of the invariant
-//! it targets. A check that no mutant trips proves nothing, so a mutant that survives (or has
-//! no scenario exercising it) fails the self-test.
+//! it targets, and the catch must come from the mutation. A check that no mutant trips
+//! proves nothing, so a mutant that survives (or has no scenario exercising it) fails the
+//! self-test.
+//!
+//! A mutant counts as killed only when, in one of its scenarios,
+//! * the check reports a violation of the invariant the mutant targets,
+//! * the mutated code ran in the reported (violating) execution, and
+//! * the same scenario without the mutation, explored by the same engines, does not violate
+//!   that invariant.
 //!
 //! The mutant scenarios are ordinary scenario files (`scenarios/mutants/<model>/<name>.toml`),
 //! so each one can also be run, read and replayed on its own.
 
 use std::path::Path;
 
-use mmmodel::mutation::Mutation;
-
 use crate::check::{check, Report, RunOptions, Verdict};
+use crate::registry::{MutationInfo, Registry};
 use crate::scenario::{self, Scenario, ScenarioError};
 
 /// One mutant's fate.
 #[derive(Debug, Clone)]
 pub struct MutantResult {
-    pub mutation: Mutation,
+    pub mutation: MutationInfo,
     /// The scenario that exercised it (None: no scenario names this mutation).
     pub scenario: Option<String>,
     /// The invariant the checker reported, if any.
@@ -23,61 +29,104 @@ pub struct MutantResult {
     /// Executions explored until the target invariant was first violated.
     pub executions_to_catch: Option<u64>,
     pub engine: Option<String>,
+    /// The mutated code ran in the reported violating execution.
+    pub mutation_ran: bool,
+    /// The same scenario without the mutation violates the target invariant too (then the
+    /// violation is no evidence about the mutation).
+    pub unmutated_violates: Option<bool>,
     pub killed: bool,
 }
 
+impl MutantResult {
+    /// Why it was not killed, in a few words.
+    pub fn status(&self) -> &'static str {
+        if self.killed {
+            "killed"
+        } else if self.scenario.is_none() {
+            "SURVIVED (no scenario)"
+        } else if self.executions_to_catch.is_none() {
+            "SURVIVED"
+        } else if !self.mutation_ran {
+            "NOT KILLED (mutated code did not run)"
+        } else if self.unmutated_violates == Some(true) {
+            "NOT KILLED (violated without the mutation too)"
+        } else {
+            "SURVIVED"
+        }
+    }
+}
+
 /// Load the mutant scenarios under `dir`.
-pub fn load_mutant_scenarios(dir: &Path) -> Result<Vec<Scenario>, ScenarioError> {
+pub fn load_mutant_scenarios(reg: &Registry, dir: &Path) -> Result<Vec<Scenario>, ScenarioError> {
     let mut out = Vec::new();
     for f in scenario::collect_files(dir)? {
-        out.push(scenario::load(&f)?);
+        out.push(scenario::load_with(reg, &f)?);
     }
     Ok(out)
 }
 
-fn judge(m: Mutation, sc: &Scenario, r: &Report) -> MutantResult {
-    let target = m.targets();
+fn judge(m: &MutationInfo, sc: &Scenario, r: &Report, opts: &RunOptions) -> MutantResult {
+    let target = m.targets;
     let caught_by = match r.verdict {
         Verdict::Violation(i) => Some(i),
         _ => None,
     };
     let executions_to_catch = r.runs.iter().filter_map(|run| run.outcome.first_violation.get(target).copied()).min();
-    MutantResult {
-        mutation: m,
+    let shown = r.shown.and_then(|i| r.runs[i].outcome.found.as_ref());
+    let mutation_ran = shown.is_some_and(|f| f.mutation_reached && f.violations.iter().any(|v| v.invariant == target));
+    let mut res = MutantResult {
+        mutation: m.clone(),
         scenario: Some(sc.file.display().to_string()),
         caught_by,
         executions_to_catch,
         engine: Some(r.engine_label()),
-        killed: r.matched && executions_to_catch.is_some(),
+        mutation_ran,
+        unmutated_violates: None,
+        killed: false,
+    };
+    if r.matched && executions_to_catch.is_some() && mutation_ran {
+        // The control run: the same scenario, engines and bounds, without the mutation.
+        let control = Scenario { spec: sc.spec.without_mutation(), ..sc.clone() };
+        let c = check(&control, &RunOptions { engine_override: Some(sc.engines.clone()), ..opts.clone() });
+        let violates = c.runs.iter().any(|run| run.outcome.violated.contains_key(target));
+        res.unmutated_violates = Some(violates);
+        res.killed = !violates && c.runs.iter().all(|run| run.outcome.error.is_none());
     }
+    res
 }
 
-/// Run every mutation's scenarios; a mutation is killed when one of its scenarios reports a
-/// violation of the invariant it targets.
-pub fn run(scenarios: &[Scenario], opts: &RunOptions) -> Vec<MutantResult> {
+/// Run every mutation's scenarios; a mutation is killed as the module docs say.
+pub fn run(reg: &Registry, scenarios: &[Scenario], opts: &RunOptions) -> Vec<MutantResult> {
     let mut results = Vec::new();
-    for &m in Mutation::ALL {
-        let mine: Vec<&Scenario> = scenarios.iter().filter(|s| s.spec.model.mutation() == Some(m)).collect();
-        let mut best: Option<MutantResult> = None;
-        for sc in mine {
-            let r = check(sc, opts);
-            let res = judge(m, sc, &r);
-            let done = res.killed;
-            if best.as_ref().is_none_or(|b| !b.killed) {
-                best = Some(res);
+    for model in reg.models() {
+        for m in model.mutations() {
+            let mine: Vec<&Scenario> = scenarios
+                .iter()
+                .filter(|s| s.model().name() == model.name() && s.spec.mutation() == Some(m.name))
+                .collect();
+            let mut best: Option<MutantResult> = None;
+            for sc in mine {
+                let r = check(sc, opts);
+                let res = judge(&m, sc, &r, opts);
+                let done = res.killed;
+                if best.as_ref().is_none_or(|b| !b.killed) {
+                    best = Some(res);
+                }
+                if done {
+                    break;
+                }
             }
-            if done {
-                break;
-            }
+            results.push(best.unwrap_or(MutantResult {
+                mutation: m,
+                scenario: None,
+                caught_by: None,
+                executions_to_catch: None,
+                engine: None,
+                mutation_ran: false,
+                unmutated_violates: None,
+                killed: false,
+            }));
         }
-        results.push(best.unwrap_or(MutantResult {
-            mutation: m,
-            scenario: None,
-            caught_by: None,
-            executions_to_catch: None,
-            engine: None,
-            killed: false,
-        }));
     }
     results
 }

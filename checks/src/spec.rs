@@ -1,82 +1,217 @@
-//! What one check runs: a model configuration (which protocol, variant, mutation, threads and
-//! parameters) with the checker's bounds, independent of the engine that explores it.
+//! What one check runs: a model configuration with the checker's bounds and the invariants
+//! it checks ([`Spec`], typed by its model), and the same behind [`AnySpec`], the
+//! object-safe face the rest of the checker (scenarios, reports, the runtime mode) uses
+//! without knowing which model it is.
 
+use std::any::Any;
+use std::collections::BTreeMap;
+use std::fmt::Debug;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
-use mmmodel::mutation::{ModelKind, Mutation};
-use mmmodel::platform::Platform;
-use mmmodel::compaction;
-use mmmodel::reclaim;
+use mmmodel::ghost::Pid;
+use mmmodel::kernel::sched::Start;
+use mmmodel::model::{run, Counters, Named, ProtoEvent, Seeded};
+use mmmodel::platform::Std;
 
+use crate::engine::{self, Engine, Options, Outcome};
+use crate::monitor::{self, Checked, Exec};
 use crate::recorder::{Bounds, Recorder};
+use crate::registry::AnyModel;
 
-/// A model configuration.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ModelSpec {
-    KswapdStall(reclaim::Config),
-    Compaction(compaction::Config),
-}
-
-/// The state a run ends in.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Final {
-    KswapdStall(reclaim::FinalState),
-    Compaction(compaction::FinalState),
-}
-
-impl ModelSpec {
-    pub fn kind(&self) -> ModelKind {
-        match self {
-            ModelSpec::KswapdStall(_) => ModelKind::KswapdStall,
-            ModelSpec::Compaction(_) => ModelKind::Compaction,
-        }
-    }
-    pub fn variant_name(&self) -> &'static str {
-        match self {
-            ModelSpec::KswapdStall(c) => c.variant.name(),
-            ModelSpec::Compaction(c) => c.variant.name(),
-        }
-    }
-    pub fn mutation(&self) -> Option<Mutation> {
-        match self {
-            ModelSpec::KswapdStall(c) => c.mutation,
-            ModelSpec::Compaction(c) => c.mutation,
-        }
-    }
-    /// Thread names, by pid.
-    pub fn comms(&self) -> Vec<String> {
-        match self {
-            ModelSpec::KswapdStall(c) => c.roles.iter().map(|r| r.comm()).collect(),
-            ModelSpec::Compaction(c) => c.roles.iter().map(|r| r.comm()).collect(),
-        }
-    }
-    pub fn tasks(&self) -> usize {
-        self.comms().len()
-    }
-    /// Run one execution on platform `P` with recorder `rec`.
-    pub fn run<P: Platform<Ghost = Recorder>>(&self, rec: Arc<Recorder>) -> Final {
-        match self {
-            ModelSpec::KswapdStall(c) => Final::KswapdStall(reclaim::run::<P>(c, rec)),
-            ModelSpec::Compaction(c) => Final::Compaction(compaction::run::<P>(c, rec)),
-        }
-    }
-}
-
-/// A model configuration plus what the checker looks for.
-#[derive(Debug, Clone)]
-pub struct RunSpec {
-    pub model: ModelSpec,
+/// A configuration of model `M` plus what the checker looks for.
+pub struct Spec<M: Checked> {
+    /// The registry entry of `M` (names, descriptions, parsing).
+    pub model: &'static dyn AnyModel,
+    pub cfg: M::Config,
     pub bounds: Bounds,
-    /// The invariants checked (ids); all of the model's by default.
-    pub invariants: Vec<&'static str>,
+    /// The invariants checked; all of the model's by default.
+    pub invariants: Vec<M::Invariant>,
     /// The invariant whose violation the scenario expects, if any: the search keeps looking
     /// for the shortest violation of this one.
-    pub target: Option<&'static str>,
+    pub target: Option<M::Invariant>,
 }
 
-impl RunSpec {
-    pub fn new(model: ModelSpec) -> Self {
-        let invariants = crate::monitor::invariants(model.kind()).iter().map(|i| i.id).collect();
-        RunSpec { model, bounds: Bounds::default(), invariants, target: None }
+impl<M: Checked> Clone for Spec<M> {
+    fn clone(&self) -> Self {
+        Spec {
+            model: self.model,
+            cfg: self.cfg.clone(),
+            bounds: self.bounds,
+            invariants: self.invariants.clone(),
+            target: self.target,
+        }
     }
+}
+
+impl<M: Checked> Debug for Spec<M> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Spec")
+            .field("model", &M::NAME)
+            .field("cfg", &self.cfg)
+            .field("bounds", &self.bounds)
+            .field("invariants", &self.invariants)
+            .field("target", &self.target)
+            .finish()
+    }
+}
+
+impl<M: Checked> Spec<M> {
+    pub fn new(model: &'static dyn AnyModel, cfg: M::Config) -> Self {
+        let invariants = M::INVARIANTS.iter().map(|i| i.id).collect();
+        Spec { model, cfg, bounds: Bounds::default(), invariants, target: None }
+    }
+    fn with_cfg(&self, cfg: M::Config) -> Arc<dyn AnySpec> {
+        Arc::new(Spec::<M> { cfg, ..self.clone() })
+    }
+}
+
+/// The recent events of an execution in flight (the runtime watchdog's report).
+pub trait Watch: Send + Sync {
+    fn last_events(&self, n: usize) -> Vec<(Pid, String)>;
+}
+
+impl<E: ProtoEvent> Watch for Recorder<E> {
+    fn last_events(&self, n: usize) -> Vec<(Pid, String)> {
+        let ev = self.events();
+        ev[ev.len().saturating_sub(n)..].iter().map(|(p, e)| (*p, format!("{e:?}"))).collect()
+    }
+}
+
+/// A [`Spec`] of any model.
+pub trait AnySpec: Send + Sync + Debug {
+    fn model(&self) -> &'static dyn AnyModel;
+    fn variant(&self) -> &'static str;
+    fn mutation(&self) -> Option<&'static str>;
+    /// Thread names, by pid.
+    fn comms(&self) -> Vec<String>;
+    /// Role kinds, by pid.
+    fn role_kinds(&self) -> Vec<&'static str>;
+    fn tasks(&self) -> usize {
+        self.comms().len()
+    }
+    fn bounds(&self) -> Bounds;
+    /// The ids of the invariants checked.
+    fn invariants(&self) -> Vec<&'static str>;
+    fn target(&self) -> Option<&'static str>;
+    /// Explore it with `engine`.
+    fn explore(&self, engine: Engine, opts: &Options) -> Outcome;
+    /// Everything that decides an exploration, as text (for replay-token fingerprints).
+    fn replay_text(&self) -> String;
+    /// The same configuration under another variant of its model.
+    fn with_variant(&self, name: &str) -> Result<Arc<dyn AnySpec>, String>;
+    /// The same configuration without its seeded mutation.
+    fn without_mutation(&self) -> Arc<dyn AnySpec>;
+    /// Whether the seeded mutation can run in this configuration.
+    fn mutation_applies(&self) -> Result<(), String>;
+    /// Whether an exploration that reached `coverage` exercised invariant `inv`.
+    fn exercised(&self, inv: &str, coverage: &BTreeMap<&'static str, u64>) -> bool;
+    /// Runtime mode: every thread run `k` times over, `work` times its work, `hold_spins`
+    /// inside each hold, with real time of a `jiffy` per jiffy.
+    fn for_real_threads(
+        &self,
+        k: usize,
+        work: u32,
+        hold_spins: u32,
+        jiffy: Duration,
+    ) -> Result<Arc<dyn AnySpec>, String>;
+    /// Runtime mode: one iteration on real threads, each thread starting after its delay.
+    /// `started` gets the iteration's recorder before the threads start. Returns the
+    /// iteration's counters and the invariants it violated.
+    fn run_real(&self, delays: &[Duration], started: &dyn Fn(Arc<dyn Watch>)) -> (Counters, Vec<&'static str>);
+    fn as_any(&self) -> &dyn Any;
+}
+
+impl<M: Checked> AnySpec for Spec<M> {
+    fn model(&self) -> &'static dyn AnyModel {
+        self.model
+    }
+    fn variant(&self) -> &'static str {
+        M::variant(&self.cfg).name()
+    }
+    fn mutation(&self) -> Option<&'static str> {
+        M::mutation(&self.cfg).map(|m| m.name())
+    }
+    fn comms(&self) -> Vec<String> {
+        M::roles(&self.cfg).iter().map(M::comm).collect()
+    }
+    fn role_kinds(&self) -> Vec<&'static str> {
+        M::roles(&self.cfg).iter().map(M::role_kind).collect()
+    }
+    fn bounds(&self) -> Bounds {
+        self.bounds
+    }
+    fn invariants(&self) -> Vec<&'static str> {
+        self.invariants.iter().map(|i| i.name()).collect()
+    }
+    fn target(&self) -> Option<&'static str> {
+        self.target.map(|t| t.name())
+    }
+    fn explore(&self, engine: Engine, opts: &Options) -> Outcome {
+        engine::explore(self, engine, opts)
+    }
+    fn replay_text(&self) -> String {
+        format!("{}|{:?}|{:?}|{:?}|{:?}", M::NAME, self.cfg, self.bounds, self.invariants, self.target)
+    }
+    fn with_variant(&self, name: &str) -> Result<Arc<dyn AnySpec>, String> {
+        let v = M::Variant::from_name(name)
+            .ok_or_else(|| format!("unknown {} variant \"{name}\" ({})", M::NAME, M::Variant::names().join(", ")))?;
+        Ok(self.with_cfg(M::with_variant(&self.cfg, v)))
+    }
+    fn without_mutation(&self) -> Arc<dyn AnySpec> {
+        self.with_cfg(M::without_mutation(&self.cfg))
+    }
+    fn mutation_applies(&self) -> Result<(), String> {
+        M::mutation(&self.cfg).map_or(Ok(()), |m| m.applies(&self.cfg))
+    }
+    fn exercised(&self, inv: &str, coverage: &BTreeMap<&'static str, u64>) -> bool {
+        M::INVARIANTS.iter().find(|i| i.id.name() == inv).is_some_and(|i| M::exercised(i, &self.cfg, coverage))
+    }
+    fn for_real_threads(
+        &self,
+        k: usize,
+        work: u32,
+        hold_spins: u32,
+        jiffy: Duration,
+    ) -> Result<Arc<dyn AnySpec>, String> {
+        let cfg = M::scale(&self.cfg, k, work, hold_spins)?;
+        Ok(self.with_cfg(M::real_time(&cfg, jiffy)))
+    }
+    fn run_real(&self, delays: &[Duration], started: &dyn Fn(Arc<dyn Watch>)) -> (Counters, Vec<&'static str>) {
+        let rec = Arc::new(Recorder::<M::Event>::with_clock(M::roles(&self.cfg).len(), self.bounds));
+        started(Arc::clone(&rec) as Arc<dyn Watch>);
+        let t0 = Instant::now();
+        let ran = run::<M, Std<Recorder<M::Event>>>(&self.cfg, Arc::clone(&rec), &Start { delays: delays.to_vec() });
+        let elapsed = t0.elapsed();
+        let events = rec.take_events();
+        let times = rec.take_times();
+        let exec = Exec::<M> { cfg: &self.cfg, events: &events, fin: &ran.fin };
+        let vs = monitor::check(&exec, &self.invariants);
+        let mut seen: Vec<&'static str> = Vec::new();
+        for v in &vs {
+            if !seen.contains(&v.invariant) {
+                seen.push(v.invariant);
+            }
+        }
+        let mut c = Counters::new();
+        for (k, v) in monitor::coverage(&exec) {
+            c.insert(k.to_string(), v as f64);
+        }
+        M::counters(&self.cfg, &events, &times, &mut c);
+        M::violation_counters(&vs, &mut c);
+        c.insert("elapsed-us".into(), elapsed.as_secs_f64() * 1e6);
+        if let Some(ns) = ran.cpu_ns {
+            c.insert("cpu-us".into(), ns as f64 / 1e3);
+        }
+        (c, seen)
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// Model `M`'s configuration of a spec, when it is one of `M`'s (for model-specific code and
+/// tests).
+pub fn config_of<M: Checked>(spec: &dyn AnySpec) -> Option<&M::Config> {
+    spec.as_any().downcast_ref::<Spec<M>>().map(|s| &s.cfg)
 }

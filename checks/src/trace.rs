@@ -1,19 +1,96 @@
 //! Counterexamples for people: the race diagram (one column per thread, one protocol event
 //! per row, in interleaving order) and replay tokens.
 
+use std::any::Any;
+use std::fmt;
+use std::sync::Arc;
+
 use mmmodel::event::Event;
 use mmmodel::ghost::Pid;
+use mmmodel::model::ProtoEvent;
 
 use crate::engine::Engine;
 use crate::monitor::Violation;
-use crate::spec::RunSpec;
+use crate::spec::AnySpec;
+
+/// One execution's events, of whichever model: what a report keeps of a counterexample.
+#[derive(Clone)]
+pub struct Trace(Arc<dyn AnyTrace>);
+
+/// The operations a report needs on a trace whose event type it does not know.
+trait AnyTrace: Send + Sync {
+    fn len(&self) -> usize;
+    fn render(&self, comms: &[String], violations: &[Violation], verbose: bool) -> String;
+    fn as_any(&self) -> &dyn Any;
+    fn same(&self, other: &dyn AnyTrace) -> bool;
+    fn lines(&self) -> Vec<(Pid, String)>;
+}
+
+impl<E: ProtoEvent> AnyTrace for Vec<(Pid, Event<E>)> {
+    fn len(&self) -> usize {
+        Vec::len(self)
+    }
+    fn render(&self, comms: &[String], violations: &[Violation], verbose: bool) -> String {
+        race_diagram(comms, self, violations, verbose)
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+    fn same(&self, other: &dyn AnyTrace) -> bool {
+        other.as_any().downcast_ref::<Self>() == Some(self)
+    }
+    fn lines(&self) -> Vec<(Pid, String)> {
+        self.iter().map(|(p, e)| (*p, e.to_string())).collect()
+    }
+}
+
+impl Trace {
+    pub fn new<E: ProtoEvent>(events: Vec<(Pid, Event<E>)>) -> Self {
+        Trace(Arc::new(events))
+    }
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.0.len() == 0
+    }
+    /// The race diagram (see [`race_diagram`]).
+    pub fn render(&self, comms: &[String], violations: &[Violation], verbose: bool) -> String {
+        self.0.render(comms, violations, verbose)
+    }
+    /// Each event as (task, kernel-terms text).
+    pub fn lines(&self) -> Vec<(Pid, String)> {
+        self.0.lines()
+    }
+    /// The events of model `E`, if that is what this trace holds.
+    pub fn events<E: ProtoEvent>(&self) -> Option<&[(Pid, Event<E>)]> {
+        self.0.as_any().downcast_ref::<Vec<(Pid, Event<E>)>>().map(|v| v.as_slice())
+    }
+}
+
+impl PartialEq for Trace {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.same(other.0.as_ref())
+    }
+}
+
+impl fmt::Debug for Trace {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.0.lines().iter().map(|(p, l)| format!("T{p}: {l}"))).finish()
+    }
+}
 
 /// Widest a column may be before its cells are cut.
 const MAX_COL: usize = 54;
 
 /// Render `events` as a race diagram. Rows are numbered by their index in the full trace
 /// (the `#n` in violation messages); `verbose` also shows detail events (wait-queue locks).
-pub fn race_diagram(comms: &[String], events: &[(Pid, Event)], violations: &[Violation], verbose: bool) -> String {
+pub fn race_diagram<E: ProtoEvent>(
+    comms: &[String],
+    events: &[(Pid, Event<E>)],
+    violations: &[Violation],
+    verbose: bool,
+) -> String {
     let marks: Vec<usize> = violations.iter().filter_map(|v| v.at).collect();
     let rows: Vec<(usize, Pid, String)> = events
         .iter()
@@ -84,7 +161,7 @@ pub struct ReplayToken {
 }
 
 impl ReplayToken {
-    pub fn new(spec: &RunSpec, engine: Engine, index: u64) -> Self {
+    pub fn new(spec: &dyn AnySpec, engine: Engine, index: u64) -> Self {
         ReplayToken { engine_tag: engine_tag(engine), index, fingerprint: fingerprint(spec, engine) }
     }
 
@@ -100,7 +177,7 @@ impl ReplayToken {
     }
 
     /// Does this token belong to `spec` explored by `engine`?
-    pub fn fits(&self, spec: &RunSpec, engine: Engine) -> bool {
+    pub fn fits(&self, spec: &dyn AnySpec, engine: Engine) -> bool {
         self.engine_tag == engine_tag(engine) && self.fingerprint == fingerprint(spec, engine)
     }
 }
@@ -122,17 +199,9 @@ fn engine_tag(e: Engine) -> String {
 }
 
 /// FNV-1a of everything that decides the exploration order and the monitors, code included.
-fn fingerprint(spec: &RunSpec, engine: Engine) -> u32 {
+fn fingerprint(spec: &dyn AnySpec, engine: Engine) -> u32 {
     // The code hash (checks/build.rs) ties a token to the model, monitors and engines that made it.
-    let text = format!(
-        "mmcheck-replay-v1|{}|{:?}|{:?}|{:?}|{:?}|{:?}",
-        env!("MMCHECK_CODE_HASH"),
-        spec.model,
-        spec.bounds,
-        spec.invariants,
-        spec.target,
-        engine
-    );
+    let text = format!("mmcheck-replay-v2|{}|{}|{:?}", env!("MMCHECK_CODE_HASH"), spec.replay_text(), engine);
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in text.bytes() {
         h ^= b as u64;

@@ -4,25 +4,27 @@
 mod common;
 
 use mmcheck::check::RunOptions;
+use mmcheck::registry::{Registry, SHIPPED};
 use mmcheck::selftest;
 
 #[test]
 fn every_mutant_is_killed() {
     let dir = common::scenarios_dir().join("mutants");
-    let scenarios = selftest::load_mutant_scenarios(&dir).unwrap_or_else(|e| panic!("{e}"));
-    let results = selftest::run(&scenarios, &RunOptions::default());
+    let reg = Registry::default();
+    let scenarios = selftest::load_mutant_scenarios(&reg, &dir).unwrap_or_else(|e| panic!("{e}"));
+    let results = selftest::run(&reg, &scenarios, &RunOptions::default());
     let mut survivors = Vec::new();
     for r in &results {
         println!(
             "{:<32} targets {:<22} caught by {:<22} after {:>8} executions  {}",
-            r.mutation.name(),
-            r.mutation.targets(),
+            r.mutation.name,
+            r.mutation.targets,
             r.caught_by.unwrap_or("-"),
             r.executions_to_catch.map(|n| n.to_string()).unwrap_or_else(|| "-".into()),
-            if r.killed { "killed" } else { "SURVIVED" }
+            r.status()
         );
         if !r.killed {
-            survivors.push(r.mutation.name());
+            survivors.push(r.mutation.name);
         }
     }
     assert!(survivors.is_empty(), "mutants survived: {survivors:?}");
@@ -30,13 +32,14 @@ fn every_mutant_is_killed() {
 
 #[test]
 fn every_invariant_has_a_mutant() {
-    use mmmodel::mutation::Mutation;
-    for inv in mmcheck::monitor::all_invariants() {
-        assert!(
-            Mutation::ALL.iter().any(|m| m.model() == inv.model && m.targets() == inv.id),
-            "invariant {} ({}) has no seeded mutant that targets it",
-            inv.id,
-            inv.model.name()
-        );
+    for model in SHIPPED {
+        for inv in model.invariants() {
+            assert!(
+                model.mutations().iter().any(|m| m.targets == inv.id),
+                "invariant {} ({}) has no seeded mutant that targets it",
+                inv.id,
+                model.name()
+            );
+        }
     }
 }

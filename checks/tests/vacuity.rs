@@ -7,7 +7,6 @@ mod common;
 use std::path::Path;
 
 use mmcheck::check::{check, RunOptions, Verdict};
-use mmcheck::monitor;
 use mmcheck::scenario::{self, ExpectVerdict};
 
 #[test]
@@ -39,7 +38,7 @@ fn every_shipped_pass_scenario_declares_and_reaches_the_contended_path() {
             continue;
         }
         n += 1;
-        let contended = monitor::contended_path_events(sc.model());
+        let contended = sc.model().contended_path();
         assert!(
             sc.expect.reaches.iter().any(|r| contended.contains(r)),
             "{}: a pass scenario must list in expect.reaches at least one contended-path event of its model ({})",

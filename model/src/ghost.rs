@@ -10,6 +10,8 @@
 //! `#[inline(always)]` function, so protocol code pays nothing for being checkable
 //! (`checks/benches/fast_path.rs` measures this).
 
+use core::marker::PhantomData;
+
 use crate::event::Event;
 
 /// A task's index in its scenario's thread list (at most [`MAX_TASKS`]).
@@ -45,8 +47,11 @@ pub trait Ghost: Send + Sync + 'static {
     /// mutants, lock-owner tracking) out of the runtime build.
     const ENABLED: bool;
 
-    /// Record a protocol event of task `pid`.
-    fn emit(&self, pid: Pid, ev: Event);
+    /// The protocol's own event type (`reclaim::Event`, `compaction::Event`).
+    type Proto: Send + 'static;
+
+    /// Record an event of task `pid`.
+    fn emit(&self, pid: Pid, ev: Event<Self::Proto>);
 
     /// Called at the head of every loop in protocol code, with a fingerprint of the state
     /// the iteration starts from. [`LoopVerdict::Stop`] means the checker has decided the
@@ -65,16 +70,27 @@ pub trait Ghost: Send + Sync + 'static {
 
     /// The checker has ended this execution (a lost wakeup was found).
     fn aborted(&self) -> bool;
+
+    /// The code of the configuration's seeded mutation is running (`pid` is at the mutation
+    /// site): the evidence a kill needs that the mutation, not something else, made the
+    /// difference.
+    fn mutation_reached(&self, pid: Pid);
 }
 
-/// The runtime ghost: no checking at all.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct NoGhost;
+/// The runtime ghost of a protocol with events `E`: no checking at all.
+pub struct NoGhost<E>(PhantomData<fn() -> E>);
 
-impl Ghost for NoGhost {
+impl<E> Default for NoGhost<E> {
+    fn default() -> Self {
+        NoGhost(PhantomData)
+    }
+}
+
+impl<E: Send + 'static> Ghost for NoGhost<E> {
     const ENABLED: bool = false;
+    type Proto = E;
     #[inline(always)]
-    fn emit(&self, _pid: Pid, _ev: Event) {}
+    fn emit(&self, _pid: Pid, _ev: Event<E>) {}
     #[inline(always)]
     fn loop_head(&self, _pid: Pid, _fingerprint: u64) -> LoopVerdict {
         LoopVerdict::Continue
@@ -93,4 +109,6 @@ impl Ghost for NoGhost {
     fn aborted(&self) -> bool {
         false
     }
+    #[inline(always)]
+    fn mutation_reached(&self, _pid: Pid) {}
 }

@@ -4,11 +4,12 @@
 //! code generic over a [`platform::Platform`], so that the code the checkers explore (loom,
 //! shuttle) is the code that runs on real threads:
 //!
-//! * [`reclaim`]: the 2016 tree_lock series: `kswapd_exclusive`, `kswapd_contended_wait`,
-//!   PGDAT_CONGESTED and `wait_iff_congested()`;
-//! * [`compaction`]: "mm, compaction: finish pageblock scanning on contention" (5.1) and the
-//!   versions around it.
+//! * [`reclaim`] ([`reclaim::KswapdStall`]): the 2016 tree_lock series: `kswapd_exclusive`,
+//!   `kswapd_contended_wait`, PGDAT_CONGESTED and `wait_iff_congested()`;
+//! * [`compaction`] ([`compaction::Compaction`]): "mm, compaction: finish pageblock scanning
+//!   on contention" (5.1) and the versions around it.
 //!
+//! Each protocol implements [`model::Model`], everything the checker needs to know about it.
 //! Kernel primitives (`current`, task states, spinlocks, wait queues, atomics and bitops) are
 //! in [`kernel`], named as the kernel names them. What the checker sees of a run is reported
 //! through [`ghost::Ghost`] as [`event::Event`]s.
@@ -17,6 +18,6 @@ pub mod compaction;
 pub mod event;
 pub mod ghost;
 pub mod kernel;
-pub mod mutation;
+pub mod model;
 pub mod platform;
 pub mod reclaim;

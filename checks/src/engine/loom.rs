@@ -6,14 +6,15 @@ use std::sync::Arc;
 use mmmodel::platform::Loom;
 
 use super::{execute_one, install_quiet_panic_hook, settle_panic, Collector, Engine, Options, Outcome, StopExploring};
+use crate::monitor::Checked;
 use crate::recorder::Recorder;
-use crate::spec::RunSpec;
+use crate::spec::Spec;
 
 /// Loom's per-execution branch limit. The model's own step bound (`Bounds::step_bound`)
 /// ends a runaway loop long before this.
 pub const MAX_BRANCHES: usize = 200_000;
 
-pub fn explore(spec: &RunSpec, preemption_bound: Option<usize>, opts: &Options, engine: Engine) -> Outcome {
+pub fn explore<M: Checked>(spec: &Spec<M>, preemption_bound: Option<usize>, opts: &Options, engine: Engine) -> Outcome {
     let c = Collector::new(spec.clone(), opts.clone());
     let mut b = loom::model::Builder::new();
     // Builder::new() reads LOOM_* environment variables; the scenario decides instead.
@@ -31,7 +32,7 @@ pub fn explore(spec: &RunSpec, preemption_bound: Option<usize>, opts: &Options, 
             if body.should_stop() {
                 std::panic::panic_any(StopExploring);
             }
-            execute_one::<Loom<Recorder>>(&body);
+            execute_one::<M, Loom<Recorder<M::Event>>>(&body);
         })
     }));
     match r {

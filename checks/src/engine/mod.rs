@@ -1,4 +1,4 @@
-//! Engines: explore a [`RunSpec`] with loom (exhaustive DPOR, optional preemption bound) or
+//! Engines: explore a [`Spec`] with loom (exhaustive DPOR, optional preemption bound) or
 //! shuttle (PCT, random, DFS), collecting the verdict, the shortest counterexample, the
 //! coverage of protocol events, and the numbers (executions, seconds).
 //!
@@ -7,6 +7,7 @@
 //! recorded events. A violation is a value, never a panic inside the explorer.
 
 pub mod loom;
+mod names;
 pub mod shuttle;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -16,11 +17,14 @@ use std::time::{Duration, Instant};
 
 use mmmodel::event::Event;
 use mmmodel::ghost::Pid;
-use mmmodel::platform::Platform;
+use mmmodel::kernel::sched::Start;
+use mmmodel::model::{run, PlatformFor};
 
-use crate::monitor::{self, Exec, Violation};
+pub use self::names::EngineName;
+use crate::monitor::{self, Checked, Exec, Violation};
 use crate::recorder::Recorder;
-use crate::spec::{Final, RunSpec};
+use crate::spec::Spec;
+use crate::trace::Trace;
 
 /// Which explorer, with its parameters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -36,13 +40,16 @@ pub enum Engine {
 }
 
 impl Engine {
-    pub fn name(&self) -> &'static str {
+    pub fn kind(&self) -> EngineName {
         match self {
-            Engine::Loom { .. } => "loom",
-            Engine::ShuttlePct { .. } => "shuttle-pct",
-            Engine::ShuttleRandom { .. } => "shuttle-random",
-            Engine::ShuttleDfs { .. } => "shuttle-dfs",
+            Engine::Loom { .. } => EngineName::Loom,
+            Engine::ShuttlePct { .. } => EngineName::ShuttlePct,
+            Engine::ShuttleRandom { .. } => EngineName::ShuttleRandom,
+            Engine::ShuttleDfs { .. } => EngineName::ShuttleDfs,
         }
+    }
+    pub fn name(&self) -> &'static str {
+        self.kind().name()
     }
     /// Does a pass from this engine cover every interleaving (within its bound)?
     pub fn is_exhaustive(&self) -> bool {
@@ -56,6 +63,15 @@ impl Engine {
             _ => mmmodel::ghost::MAX_TASKS,
         }
     }
+    /// The memory model the engine explores: `c11` (loom's subset of the C11 model: every
+    /// ordering but SeqCst loads and stores, which it treats as AcqRel, and no load
+    /// buffering) or `sc` (sequential consistency: every atomic is SeqCst).
+    pub fn memory_model(&self) -> &'static str {
+        match self {
+            Engine::Loom { .. } => "c11",
+            _ => "sc",
+        }
+    }
 }
 
 impl fmt::Display for Engine {
@@ -63,7 +79,9 @@ impl fmt::Display for Engine {
         match *self {
             Engine::Loom { preemption_bound: None } => write!(f, "loom"),
             Engine::Loom { preemption_bound: Some(b) } => write!(f, "loom(pb={b})"),
-            Engine::ShuttlePct { iterations, depth, seed } => write!(f, "shuttle-pct(n={iterations},d={depth},seed={seed})"),
+            Engine::ShuttlePct { iterations, depth, seed } => {
+                write!(f, "shuttle-pct(n={iterations},d={depth},seed={seed})")
+            }
             Engine::ShuttleRandom { iterations, seed } => write!(f, "shuttle-random(n={iterations},seed={seed})"),
             Engine::ShuttleDfs { iterations } => write!(f, "shuttle-dfs(n={iterations})"),
         }
@@ -94,8 +112,10 @@ impl Default for Options {
 pub struct Found {
     /// Execution number within the exploration (0-based): the replay index.
     pub index: u64,
-    pub events: Vec<(Pid, Event)>,
+    pub trace: Trace,
     pub violations: Vec<Violation>,
+    /// The seeded mutation's code ran in this execution.
+    pub mutation_reached: bool,
 }
 
 /// What an exploration found.
@@ -117,12 +137,8 @@ pub struct Outcome {
     pub first_violation: BTreeMap<&'static str, u64>,
     /// Protocol events counted over all explored executions.
     pub coverage: BTreeMap<&'static str, u64>,
-    /// Executions in which each coverage event occurred at least once.
-    pub coverage_execs: BTreeMap<&'static str, u64>,
     /// The engine failed (a panic in the model or the explorer).
     pub error: Option<String>,
-    /// The exploration hit the time limit.
-    pub timed_out: bool,
 }
 
 /// The panic payload that stops a loom exploration between two executions.
@@ -137,23 +153,22 @@ struct State {
     violated: BTreeMap<&'static str, u64>,
     first_violation: BTreeMap<&'static str, u64>,
     coverage: BTreeMap<&'static str, u64>,
-    coverage_execs: BTreeMap<&'static str, u64>,
     stop: bool,
-    timed_out: bool,
-    current: Option<Arc<Recorder>>,
+    /// The execution in flight: its index and a way to read its events so far.
+    current: Option<(u64, Arc<dyn Fn() -> Trace + Send + Sync>)>,
     last_progress: Instant,
 }
 
 /// Shared by every execution of one exploration.
-pub(crate) struct Collector {
-    pub spec: RunSpec,
+pub(crate) struct Collector<M: Checked> {
+    pub spec: Spec<M>,
     opts: Options,
     start: Instant,
     state: Mutex<State>,
 }
 
-impl Collector {
-    pub fn new(spec: RunSpec, opts: Options) -> Arc<Self> {
+impl<M: Checked> Collector<M> {
+    pub fn new(spec: Spec<M>, opts: Options) -> Arc<Self> {
         let now = Instant::now();
         Arc::new(Collector {
             spec,
@@ -168,9 +183,7 @@ impl Collector {
                 violated: BTreeMap::new(),
                 first_violation: BTreeMap::new(),
                 coverage: BTreeMap::new(),
-                coverage_execs: BTreeMap::new(),
                 stop: false,
-                timed_out: false,
                 current: None,
                 last_progress: now,
             }),
@@ -184,40 +197,41 @@ impl Collector {
     /// Should the exploration stop before its next execution?
     pub fn should_stop(&self) -> bool {
         let mut s = self.lock();
-        if s.stop {
-            return true;
-        }
-        if let Some(d) = self.opts.max_duration {
-            if self.start.elapsed() >= d {
-                s.timed_out = true;
-                s.stop = true;
-            }
+        if !s.stop && self.opts.max_duration.is_some_and(|d| self.start.elapsed() >= d) {
+            s.stop = true;
         }
         s.stop
     }
 
     /// Start an execution: returns its index.
-    fn begin(&self, rec: &Arc<Recorder>) -> u64 {
+    fn begin(&self, rec: &Arc<Recorder<M::Event>>) -> u64 {
         let mut s = self.lock();
         let i = s.next;
         s.next += 1;
-        s.current = Some(Arc::clone(rec));
+        let r = Arc::clone(rec);
+        s.current = Some((i, Arc::new(move || Trace::new(r.events()))));
         i
     }
 
-    /// The recorder of the execution in flight (for a report after an explorer panic).
-    pub fn current_events(&self) -> Option<(u64, Vec<(Pid, Event)>)> {
+    /// The execution in flight and its events so far (for a report after an explorer panic).
+    pub fn current_events(&self) -> Option<(u64, Trace)> {
         let s = self.lock();
-        s.current.as_ref().map(|r| (s.next.saturating_sub(1), r.events()))
+        s.current.as_ref().map(|(i, read)| (*i, read()))
     }
 
-    fn finish(&self, index: u64, events: Vec<(Pid, Event)>, violations: Vec<Violation>, cov: BTreeMap<&'static str, u64>) {
+    pub(crate) fn finish(
+        &self,
+        index: u64,
+        trace: Trace,
+        violations: Vec<Violation>,
+        cov: BTreeMap<&'static str, u64>,
+        mutation_reached: bool,
+    ) {
         let mut s = self.lock();
         s.executions += 1;
         s.current = None;
         for (k, v) in cov {
             *s.coverage.entry(k).or_insert(0) += v;
-            *s.coverage_execs.entry(k).or_insert(0) += 1;
         }
         let mut seen = BTreeSet::new();
         for v in &violations {
@@ -227,13 +241,14 @@ impl Collector {
                 s.first_violation.entry(v.invariant).or_insert(n);
             }
         }
-        if let Some(target) = self.opts.replay {
-            if index == target {
-                s.found = Some(Found { index, events, violations });
+        let target = self.spec.target.map(mmmodel::model::Named::name);
+        if let Some(wanted) = self.opts.replay {
+            if index == wanted {
+                s.found = Some(Found { index, trace, violations, mutation_reached });
                 s.stop = true;
             }
         } else if !violations.is_empty() {
-            let is_target = match self.spec.target {
+            let is_target = match target {
                 Some(t) => violations.iter().any(|v| v.invariant == t),
                 None => true,
             };
@@ -243,18 +258,22 @@ impl Collector {
             let better = match &s.found {
                 None => true,
                 Some(f) => {
-                    let old = (s.found_is_target, plain(&f.violations), std::cmp::Reverse(f.events.len()));
-                    let new = (is_target, plain(&violations), std::cmp::Reverse(events.len()));
+                    let old = (s.found_is_target, plain(&f.violations), std::cmp::Reverse(f.trace.len()));
+                    let new = (is_target, plain(&violations), std::cmp::Reverse(trace.len()));
                     new > old
                 }
             };
             if better {
-                s.found = Some(Found { index, events, violations });
+                s.found = Some(Found { index, trace, violations, mutation_reached });
                 s.found_is_target = is_target;
                 s.last_improved = s.executions;
             }
         }
-        if self.opts.replay.is_none() && s.found.is_some() && s.found_is_target && s.executions - s.last_improved >= self.opts.shortest_budget {
+        if self.opts.replay.is_none()
+            && s.found.is_some()
+            && s.found_is_target
+            && s.executions - s.last_improved >= self.opts.shortest_budget
+        {
             s.stop = true;
         }
         if let Some(p) = &self.opts.progress {
@@ -278,27 +297,26 @@ impl Collector {
             violated: s.violated.clone(),
             first_violation: s.first_violation.clone(),
             coverage: s.coverage.clone(),
-            coverage_execs: s.coverage_execs.clone(),
             error,
-            timed_out: s.timed_out,
         }
     }
 }
 
 /// One execution, on any checking platform.
-pub(crate) fn execute_one<P: Platform<Ghost = Recorder>>(c: &Collector) {
-    let rec = Arc::new(Recorder::new(c.spec.model.tasks(), c.spec.bounds));
+pub(crate) fn execute_one<M: Checked, P: PlatformFor<M::Event, Ghost = Recorder<M::Event>>>(c: &Collector<M>) {
+    let spec = &c.spec;
+    let rec = Arc::new(Recorder::new(M::roles(&spec.cfg).len(), spec.bounds));
     let index = c.begin(&rec);
-    let fin: Final = c.spec.model.run::<P>(Arc::clone(&rec));
-    let events = rec.take_events();
-    let exec = Exec { model: &c.spec.model, events: &events, fin: &fin };
-    let violations = monitor::check(&exec, &c.spec.invariants);
+    let ran = run::<M, P>(&spec.cfg, Arc::clone(&rec), &Start::default());
+    let events: Vec<(Pid, Event<M::Event>)> = rec.take_events();
+    let exec = Exec::<M> { cfg: &spec.cfg, events: &events, fin: &ran.fin };
+    let violations = monitor::check(&exec, &spec.invariants);
     let cov = monitor::coverage(&exec);
-    c.finish(index, events, violations, cov);
+    c.finish(index, Trace::new(events), violations, cov, rec.mutation_reached());
 }
 
 /// Run `spec` under `engine`.
-pub fn explore(spec: &RunSpec, engine: Engine, opts: &Options) -> Outcome {
+pub fn explore<M: Checked>(spec: &Spec<M>, engine: Engine, opts: &Options) -> Outcome {
     match engine {
         Engine::Loom { preemption_bound } => loom::explore(spec, preemption_bound, opts, engine),
         _ => shuttle::explore(spec, engine, opts),
@@ -345,23 +363,29 @@ pub fn install_quiet_panic_hook() {
 
 /// Explorer panics that mean "this execution did not end": reported as `progress`.
 pub(crate) fn is_step_limit_panic(msg: &str) -> bool {
-    msg.contains("maximum number of branches") || msg.contains("exceeded the maximum number of steps") || msg.contains("max_steps")
+    msg.contains("maximum number of branches")
+        || msg.contains("exceeded the maximum number of steps")
+        || msg.contains("max_steps")
 }
 
 /// Turn an explorer panic into a progress violation with the trace so far, or an error.
-pub(crate) fn settle_panic(c: &Collector, engine: Engine, payload: Box<dyn std::any::Any + Send>) -> Outcome {
+pub(crate) fn settle_panic<M: Checked>(
+    c: &Collector<M>,
+    engine: Engine,
+    payload: Box<dyn std::any::Any + Send>,
+) -> Outcome {
     if payload.downcast_ref::<StopExploring>().is_some() {
         return c.outcome(engine, false, None);
     }
     let msg = panic_message(payload.as_ref());
     if is_step_limit_panic(&msg) {
-        if let Some((index, events)) = c.current_events() {
+        if let Some((index, trace)) = c.current_events() {
             let v = Violation::new(
-                "progress",
-                events.len().checked_sub(1),
+                M::PROGRESS,
+                trace.len().checked_sub(1),
                 format!("the execution did not end: {} ({msg})", engine.name()),
             );
-            c.finish(index, events, vec![v], BTreeMap::new());
+            c.finish(index, trace, vec![v], BTreeMap::new(), false);
             return c.outcome(engine, false, None);
         }
     }

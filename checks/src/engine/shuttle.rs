@@ -8,8 +8,9 @@ use shuttle::scheduler::{DfsScheduler, PctScheduler, RandomScheduler, Schedule, 
 use shuttle::{Config, FailurePersistence, MaxSteps, Runner};
 
 use super::{execute_one, install_quiet_panic_hook, settle_panic, Collector, Engine, Options, Outcome};
+use crate::monitor::Checked;
 use crate::recorder::Recorder;
-use crate::spec::RunSpec;
+use crate::spec::Spec;
 
 /// Shuttle's per-execution step limit (its stand-in for livelock); the model's own step
 /// bound normally ends a runaway loop first.
@@ -21,14 +22,14 @@ pub const MAX_STEPS: usize = 200_000;
 /// Shuttle's random scheduler prints a "failing seed" message when it is dropped in the
 /// middle of its iterations (it assumes a panic stopped it). A scheduler stopped early by
 /// the collector is therefore leaked rather than dropped: a few hundred bytes per run.
-struct Stoppable<S> {
+struct Stoppable<S, M: Checked> {
     inner: std::mem::ManuallyDrop<S>,
-    c: Arc<Collector>,
+    c: Arc<Collector<M>>,
     finished: Arc<std::sync::atomic::AtomicBool>,
     stopped_early: bool,
 }
 
-impl<S> Drop for Stoppable<S> {
+impl<S, M: Checked> Drop for Stoppable<S, M> {
     fn drop(&mut self) {
         if !self.stopped_early {
             // SAFETY: dropped exactly once, here; never used again.
@@ -37,7 +38,7 @@ impl<S> Drop for Stoppable<S> {
     }
 }
 
-impl<S: Scheduler> Scheduler for Stoppable<S> {
+impl<S: Scheduler, M: Checked> Scheduler for Stoppable<S, M> {
     fn new_execution(&mut self) -> Option<Schedule> {
         if self.c.should_stop() {
             self.stopped_early = true;
@@ -57,7 +58,7 @@ impl<S: Scheduler> Scheduler for Stoppable<S> {
     }
 }
 
-pub fn explore(spec: &RunSpec, engine: Engine, opts: &Options) -> Outcome {
+pub fn explore<M: Checked>(spec: &Spec<M>, engine: Engine, opts: &Options) -> Outcome {
     let c = Collector::new(spec.clone(), opts.clone());
     let finished = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let mut config = Config::new();
@@ -65,16 +66,23 @@ pub fn explore(spec: &RunSpec, engine: Engine, opts: &Options) -> Outcome {
     config.max_steps = MaxSteps::FailAfter(MAX_STEPS);
     config.silence_warnings = true;
     let body = Arc::clone(&c);
-    let f = move || execute_one::<Shuttle<Recorder>>(&body);
+    let f = move || execute_one::<M, Shuttle<Recorder<M::Event>>>(&body);
     install_quiet_panic_hook();
     let run = |s: Box<dyn Scheduler + Send>| {
-        let st = Stoppable { inner: std::mem::ManuallyDrop::new(s), c: Arc::clone(&c), finished: Arc::clone(&finished), stopped_early: false };
+        let st = Stoppable {
+            inner: std::mem::ManuallyDrop::new(s),
+            c: Arc::clone(&c),
+            finished: Arc::clone(&finished),
+            stopped_early: false,
+        };
         catch_unwind(AssertUnwindSafe(|| {
             Runner::new(st, config.clone()).run(f.clone());
         }))
     };
     let sched: Box<dyn Scheduler + Send> = match engine {
-        Engine::ShuttlePct { iterations, depth, seed } => Box::new(PctScheduler::new_from_seed(seed, depth, iterations)),
+        Engine::ShuttlePct { iterations, depth, seed } => {
+            Box::new(PctScheduler::new_from_seed(seed, depth, iterations))
+        }
         Engine::ShuttleRandom { iterations, seed } => Box::new(RandomScheduler::new_from_seed(seed, iterations)),
         Engine::ShuttleDfs { iterations } => Box::new(DfsScheduler::new(Some(iterations), false)),
         Engine::Loom { .. } => unreachable!("loom is not a shuttle engine"),

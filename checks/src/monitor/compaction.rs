@@ -5,71 +5,97 @@
 //! compactor's `cc->contended` are reported by the model as events (`ScannerAt`,
 //! `ContendedSet`, `ContendedCleared`), because `compact_control` is private to its task.
 
-use mmmodel::compaction::{Config, Mode};
-use mmmodel::event::{AbortReason, CompactResult, Event};
+use std::collections::BTreeMap;
+
+use mmmodel::compaction::{
+    AbortReason, CompactResult, Compaction, Config, ContendedWhy, Coverage as C, Event as CE, Invariant, Mode, Role,
+};
+use mmmodel::event::Event as Ev;
 use mmmodel::ghost::Pid;
-use mmmodel::mutation::ModelKind;
+use mmmodel::model::Named;
 
-use super::{pid_name, Exec, Invariant, Violation};
-use crate::spec::ModelSpec;
+use super::{Checked, Exec, Violation};
 
-pub static INVARIANTS: &[Invariant] = &[
-    Invariant {
-        id: "progress",
-        model: ModelKind::Compaction,
-        statement: "compact_zone() ends within the step bound in every interleaving, a fatal signal included: its loop \
-                    never returns to a state it was in with nobody left to change anything.",
-        check: super::progress,
-    },
-    Invariant {
-        id: "finish-pageblock",
-        model: ModelKind::Compaction,
-        statement: "Once cc->contended is recorded, async compaction aborts (COMPACT_CONTENDED) only with the migration \
-                    scanner at a pageblock-aligned pfn, or for the documented exceptions: ISOLATE_ABORT because the \
-                    block scanner returned 0, -ENOMEM with the scanners not met, the scanners met, a suitable page free.",
-        check: finish_pageblock,
-    },
-    Invariant {
-        id: "lock-released",
-        model: ModelKind::Compaction,
-        statement: "No thread ends holding lru_lock or zone->lock (on any exit path of the block scanners), or takes a \
-                    lock it already holds.",
-        check: super::lock_released,
-    },
-    Invariant {
-        id: "contended-monotonic",
-        model: ModelKind::Compaction,
-        statement: "cc->contended never goes back from true to false within one compact_zone().",
-        check: contended_monotonic,
-    },
-    Invariant {
-        id: "sync-not-contended",
-        model: ModelKind::Compaction,
-        statement: "Sync and sync-light compaction never trylock and set cc->contended only for a fatal signal they saw.",
-        check: sync_not_contended,
-    },
-    Invariant {
-        id: "scanners-ordered",
-        model: ModelKind::Compaction,
-        statement: "The migration scanner isolates only below the free scanner and the free scanner only above the \
-                    migration scanner's pageblock (so migrate_pfn <= free_pfn until they meet), and once they meet the \
-                    next compact_finished() ends the run, with no isolation in between.",
-        check: scanners_ordered,
-    },
-];
+type Exec_<'a> = Exec<'a, Compaction>;
 
-fn config<'a>(exec: &'a Exec) -> Option<&'a Config> {
-    match exec.model {
-        ModelSpec::Compaction(c) => Some(c),
-        _ => None,
+impl Checked for Compaction {
+    const INVARIANTS: &'static [super::Invariant<Self>] = &[
+        super::Invariant {
+            id: Invariant::Progress,
+            statement: "compact_zone() ends within the step bound in every interleaving, a fatal signal included: its loop \
+                        never returns to a state it was in with nobody left to change anything.",
+            exercised_by: &[C::LockContended],
+            check: |e| super::progress(e, Invariant::Progress),
+        },
+        super::Invariant {
+            id: Invariant::FinishPageblock,
+            statement: "Once cc->contended is recorded, async compaction aborts (COMPACT_CONTENDED) only with the migration \
+                        scanner at a pageblock-aligned pfn, or for the documented exceptions: ISOLATE_ABORT because the \
+                        block scanner returned 0, -ENOMEM with the scanners not met, the scanners met, a suitable page free.",
+            exercised_by: &[C::ContendedSet],
+            check: finish_pageblock,
+        },
+        super::Invariant {
+            id: Invariant::LockReleased,
+            statement: "No thread ends holding lru_lock or zone->lock (on any exit path of the block scanners), or takes a \
+                        lock it already holds.",
+            exercised_by: &[C::LockContended],
+            check: |e| super::lock_released(e, Invariant::LockReleased),
+        },
+        super::Invariant {
+            id: Invariant::ContendedMonotonic,
+            statement: "cc->contended never goes back from true to false within one compact_zone().",
+            exercised_by: &[C::ContendedSet],
+            check: contended_monotonic,
+        },
+        super::Invariant {
+            id: Invariant::SyncNotContended,
+            statement: "Sync and sync-light compaction never trylock and set cc->contended only for a fatal signal they saw.",
+            // Sync modes never trylock, so no event marks them; see `exercised`.
+            exercised_by: &[],
+            check: sync_not_contended,
+        },
+        super::Invariant {
+            id: Invariant::ScannersOrdered,
+            statement: "The migration scanner isolates only below the free scanner and the free scanner only above the \
+                        migration scanner's pageblock (so migrate_pfn <= free_pfn until they meet), and once they meet the \
+                        next compact_finished() ends the run, with no isolation in between.",
+            exercised_by: &[C::ScannersMet],
+            check: scanners_ordered,
+        },
+    ];
+
+    const PROGRESS: Invariant = Invariant::Progress;
+
+    fn derived_coverage(exec: &Exec_, cov: &mut BTreeMap<&'static str, u64>) {
+        let n = aborts_at_boundary(exec);
+        if n > 0 {
+            cov.insert(C::AbortAtBoundary.name(), n);
+        }
     }
+
+    /// `sync-not-contended` is exercised by a scenario with a compactor in a sync mode.
+    fn exercised(inv: &super::Invariant<Self>, cfg: &Config, coverage: &BTreeMap<&'static str, u64>) -> bool {
+        let events = inv.exercised_by.iter().all(|e| coverage.get(e.name()).is_some_and(|&n| n > 0));
+        let roles = inv.id != Invariant::SyncNotContended
+            || cfg.roles.iter().any(|r| matches!(r, Role::Compactor { mode } if *mode != Mode::Async));
+        events && roles
+    }
+}
+
+fn pid_name(exec: &Exec_, pid: Pid) -> String {
+    exec.pid_name(pid)
+}
+
+fn config<'a>(exec: &'a Exec_) -> Option<&'a Config> {
+    Some(exec.cfg)
 }
 
 fn mode_of(cfg: &Config, pid: Pid) -> Option<Mode> {
     cfg.roles.get(pid).and_then(|r| r.mode())
 }
 
-fn finish_pageblock(exec: &Exec) -> Vec<Violation> {
+fn finish_pageblock(exec: &Exec_) -> Vec<Violation> {
     let Some(cfg) = config(exec) else { return Vec::new() };
     let ppb = cfg.pages_per_block;
     let n = cfg.roles.len();
@@ -79,11 +105,11 @@ fn finish_pageblock(exec: &Exec) -> Vec<Violation> {
     for (i, (pid, e)) in exec.events.iter().enumerate() {
         let pid = *pid;
         match *e {
-            Event::ContendedSet { .. } => {
+            Ev::Proto(CE::ContendedSet { .. }) => {
                 contended_at[pid] = contended_at[pid].or(Some(i));
             }
-            Event::IsolateMigrate { low_pfn, .. } => last_low_pfn[pid] = Some(low_pfn),
-            Event::CompactEnd { result: CompactResult::Contended, reason, migrate_pfn, free_pfn } => {
+            Ev::Proto(CE::IsolateMigrate { low_pfn, .. }) => last_low_pfn[pid] = Some(low_pfn),
+            Ev::Proto(CE::CompactEnd { result: CompactResult::Contended, reason, migrate_pfn, free_pfn }) => {
                 if mode_of(cfg, pid) != Some(Mode::Async) {
                     continue;
                 }
@@ -95,7 +121,7 @@ fn finish_pageblock(exec: &Exec) -> Vec<Violation> {
                         let low = last_low_pfn[pid].unwrap_or(migrate_pfn);
                         if low != 0 && !low.is_multiple_of(ppb) {
                             out.push(Violation::new(
-                                "finish-pageblock",
+                                Invariant::FinishPageblock,
                                 Some(i),
                                 format!(
                                     "{} aborts with ISOLATE_ABORT after contention was recorded (#{c}) while its \
@@ -113,7 +139,7 @@ fn finish_pageblock(exec: &Exec) -> Vec<Violation> {
                     _ => {
                         if !migrate_pfn.is_multiple_of(ppb) {
                             out.push(Violation::new(
-                                "finish-pageblock",
+                                Invariant::FinishPageblock,
                                 Some(i),
                                 format!(
                                     "{} returns COMPACT_CONTENDED ({}) at migrate_pfn {migrate_pfn}, inside pageblock {}, \
@@ -133,14 +159,14 @@ fn finish_pageblock(exec: &Exec) -> Vec<Violation> {
     out
 }
 
-fn contended_monotonic(exec: &Exec) -> Vec<Violation> {
+fn contended_monotonic(exec: &Exec_) -> Vec<Violation> {
     let mut out = Vec::new();
-    let mut set_at: Vec<Option<usize>> = vec![None; exec.model.tasks()];
+    let mut set_at: Vec<Option<usize>> = vec![None; exec.tasks()];
     for (i, (pid, e)) in exec.events.iter().enumerate() {
         match e {
-            Event::ContendedSet { .. } => set_at[*pid] = Some(i),
-            Event::ContendedCleared => out.push(Violation::new(
-                "contended-monotonic",
+            Ev::Proto(CE::ContendedSet { .. }) => set_at[*pid] = Some(i),
+            Ev::Proto(CE::ContendedCleared) => out.push(Violation::new(
+                Invariant::ContendedMonotonic,
                 Some(i),
                 format!(
                     "{} clears cc->contended{}: contention recorded earlier is forgotten",
@@ -154,7 +180,7 @@ fn contended_monotonic(exec: &Exec) -> Vec<Violation> {
     out
 }
 
-fn sync_not_contended(exec: &Exec) -> Vec<Violation> {
+fn sync_not_contended(exec: &Exec_) -> Vec<Violation> {
     let Some(cfg) = config(exec) else { return Vec::new() };
     let mut out = Vec::new();
     let mut fatal_seen = vec![false; cfg.roles.len()];
@@ -165,29 +191,34 @@ fn sync_not_contended(exec: &Exec) -> Vec<Violation> {
             continue;
         }
         match *e {
-            Event::FatalSeen => fatal_seen[pid] = true,
-            Event::LockContended { lock } => out.push(Violation::new(
-                "sync-not-contended",
-                Some(i),
-                format!("{} trylocked {lock:?} and recorded its contention: only async compaction trylocks", pid_name(exec, pid)),
-            )),
-            Event::ContendedSet { why } if why != "fatal signal" || !fatal_seen[pid] => out.push(Violation::new(
-                "sync-not-contended",
+            Ev::Proto(CE::FatalSeen) => fatal_seen[pid] = true,
+            Ev::Proto(CE::LockContended { lock }) => out.push(Violation::new(
+                Invariant::SyncNotContended,
                 Some(i),
                 format!(
-                    "{} sets cc->contended for \"{why}\"{}: {} compaction records only fatal signals",
-                    pid_name(exec, pid),
-                    if why == "fatal signal" { " without having seen a fatal signal" } else { "" },
-                    mode.name()
+                    "{} trylocked {lock} and recorded its contention: only async compaction trylocks",
+                    pid_name(exec, pid)
                 ),
             )),
+            Ev::Proto(CE::ContendedSet { why }) if why != ContendedWhy::FatalSignal || !fatal_seen[pid] => {
+                out.push(Violation::new(
+                    Invariant::SyncNotContended,
+                    Some(i),
+                    format!(
+                        "{} sets cc->contended for \"{why}\"{}: {} compaction records only fatal signals",
+                        pid_name(exec, pid),
+                        if why == ContendedWhy::FatalSignal { " without having seen a fatal signal" } else { "" },
+                        mode.name()
+                    ),
+                ))
+            }
             _ => {}
         }
     }
     out
 }
 
-fn scanners_ordered(exec: &Exec) -> Vec<Violation> {
+fn scanners_ordered(exec: &Exec_) -> Vec<Violation> {
     let Some(cfg) = config(exec) else { return Vec::new() };
     let ppb = cfg.pages_per_block;
     let n = cfg.roles.len();
@@ -198,25 +229,28 @@ fn scanners_ordered(exec: &Exec) -> Vec<Violation> {
     for (i, (pid, e)) in exec.events.iter().enumerate() {
         let pid = *pid;
         match *e {
-            Event::ScannerAt { migrate_pfn, free_pfn } => {
+            Ev::Proto(CE::ScannerAt { migrate_pfn, free_pfn }) => {
                 pos[pid] = Some((migrate_pfn, free_pfn));
                 let met = free_pfn / ppb <= migrate_pfn / ppb;
                 if met {
                     met_at[pid] = met_at[pid].or(Some(i));
                 } else if migrate_pfn > free_pfn {
                     out.push(Violation::new(
-                        "scanners-ordered",
+                        Invariant::ScannersOrdered,
                         Some(i),
-                        format!("{}: migrate_pfn {migrate_pfn} > free_pfn {free_pfn} before the scanners met", pid_name(exec, pid)),
+                        format!(
+                            "{}: migrate_pfn {migrate_pfn} > free_pfn {free_pfn} before the scanners met",
+                            pid_name(exec, pid)
+                        ),
                     ));
                 }
             }
-            Event::Isolated { free, pfn, .. } => {
+            Ev::Proto(CE::Isolated { free, pfn, .. }) => {
                 let Some((migrate_pfn, free_pfn)) = pos[pid] else { continue };
                 let low = (migrate_pfn / ppb + 1) * ppb;
                 if !free && pfn >= free_pfn {
                     out.push(Violation::new(
-                        "scanners-ordered",
+                        Invariant::ScannersOrdered,
                         Some(i),
                         format!(
                             "{}: the migration scanner isolates pfn {pfn}, at or above the free scanner (free_pfn {free_pfn})",
@@ -225,7 +259,7 @@ fn scanners_ordered(exec: &Exec) -> Vec<Violation> {
                     ));
                 } else if free && pfn < low {
                     out.push(Violation::new(
-                        "scanners-ordered",
+                        Invariant::ScannersOrdered,
                         Some(i),
                         format!(
                             "{}: the free scanner isolates pfn {pfn}, below the end of the migration scanner's pageblock \
@@ -236,7 +270,7 @@ fn scanners_ordered(exec: &Exec) -> Vec<Violation> {
                     ));
                 } else if let Some(m) = met_at[pid] {
                     out.push(Violation::new(
-                        "scanners-ordered",
+                        Invariant::ScannersOrdered,
                         Some(i),
                         format!(
                             "{} isolates pfn {pfn} ({} scanner) after the scanners met (#{m}): meeting must end the run",
@@ -246,12 +280,15 @@ fn scanners_ordered(exec: &Exec) -> Vec<Violation> {
                     ));
                 }
             }
-            Event::CompactFinished { result: CompactResult::Continue, .. } => {
+            Ev::Proto(CE::CompactFinished { result: CompactResult::Continue, .. }) => {
                 if let Some(m) = met_at[pid] {
                     out.push(Violation::new(
-                        "scanners-ordered",
+                        Invariant::ScannersOrdered,
                         Some(i),
-                        format!("{}: compact_finished() returns COMPACT_CONTINUE after the scanners met (#{m})", pid_name(exec, pid)),
+                        format!(
+                            "{}: compact_finished() returns COMPACT_CONTINUE after the scanners met (#{m})",
+                            pid_name(exec, pid)
+                        ),
                     ));
                 }
             }
@@ -263,13 +300,147 @@ fn scanners_ordered(exec: &Exec) -> Vec<Violation> {
 
 /// Derived coverage: `abort-at-boundary`, compact_zone() returned COMPACT_CONTENDED from
 /// `compact_finished()` with `migrate_pfn` pageblock-aligned.
-pub fn aborts_at_boundary(exec: &Exec) -> u64 {
+pub fn aborts_at_boundary(exec: &Exec_) -> u64 {
     let Some(cfg) = config(exec) else { return 0 };
     exec.events
         .iter()
         .filter(|(_, e)| {
-            matches!(*e, Event::CompactEnd { result: CompactResult::Contended, reason: Some(AbortReason::Contended), migrate_pfn, .. }
+            matches!(*e, Ev::Proto(CE::CompactEnd { result: CompactResult::Contended, reason: Some(AbortReason::Contended), migrate_pfn, .. })
                 if migrate_pfn.is_multiple_of(cfg.pages_per_block))
         })
         .count() as u64
+}
+
+#[cfg(test)]
+mod tests {
+    //! Each compaction monitor on hand-written traces: a trace that violates it, and a near
+    //! miss that holds.
+
+    use mmmodel::compaction::{
+        AbortReason, CompactResult, Compaction, Config, ContendedWhy, Event as CE, IsolateMigrate, Mode, Role, Variant,
+        LRU_LOCK,
+    };
+    use mmmodel::event::{Event as Ev, KernelEvent as K};
+
+    use crate::monitor::{Exec, Violation};
+
+    const LOCK_RELEASED: fn(&Exec<Compaction>) -> Vec<Violation> =
+        |e| crate::monitor::lock_released(e, mmmodel::compaction::Invariant::LockReleased);
+
+    /// T0 compacts asynchronously, T1 in sync-light mode; 2 pageblocks of 4 pages, pfns 4..12.
+    fn cfg() -> Config {
+        Config {
+            variant: Variant::FinishcontendV3,
+            mutation: None,
+            roles: vec![Role::Compactor { mode: Mode::Async }, Role::Compactor { mode: Mode::SyncLight }],
+            pageblocks: 2,
+            pages_per_block: 4,
+            swap_cluster_max: 2,
+            compact_cluster_max: 1,
+        }
+    }
+
+    fn check(events: Vec<(usize, Ev<CE>)>, f: fn(&Exec<Compaction>) -> Vec<Violation>) -> Vec<Violation> {
+        let cfg = cfg();
+        let exec = Exec { cfg: &cfg, events: &events, fin: &() };
+        f(&exec)
+    }
+
+    fn p(e: CE) -> Ev<CE> {
+        Ev::Proto(e)
+    }
+
+    fn end(reason: AbortReason, migrate_pfn: u32, free_pfn: u32) -> Ev<CE> {
+        p(CE::CompactEnd { result: CompactResult::Contended, reason: Some(reason), migrate_pfn, free_pfn })
+    }
+
+    #[test]
+    fn finish_pageblock_wants_the_abort_at_a_pageblock_boundary() {
+        let contended = (0, p(CE::ContendedSet { why: ContendedWhy::Lock }));
+        let mid_block = vec![contended.clone(), (0, end(AbortReason::Contended, 6, 8))];
+        let v = check(mid_block, super::finish_pageblock);
+        assert_eq!(v.len(), 1);
+        assert!(v[0].message.contains("inside pageblock 1"), "{}", v[0].message);
+        // Near miss: the same abort at the next boundary.
+        assert!(
+            check(vec![contended.clone(), (0, end(AbortReason::Contended, 8, 8))], super::finish_pageblock).is_empty()
+        );
+        // ISOLATE_ABORT: only the block scanner's 0 (the fatal-signal fix) is an exception.
+        let abort_at = |low_pfn| {
+            vec![
+                contended.clone(),
+                (0, p(CE::IsolateMigrate { result: IsolateMigrate::Abort, low_pfn })),
+                (0, end(AbortReason::IsolateAbort, 4, 8)),
+            ]
+        };
+        assert_eq!(check(abort_at(6), super::finish_pageblock).len(), 1);
+        assert!(check(abort_at(0), super::finish_pageblock).is_empty());
+        // Sync compaction is not constrained.
+        assert!(check(
+            vec![(1, p(CE::ContendedSet { why: ContendedWhy::FatalSignal })), (1, end(AbortReason::Contended, 6, 8))],
+            super::finish_pageblock
+        )
+        .is_empty());
+    }
+
+    #[test]
+    fn lock_released_catches_a_leak_and_a_recursion() {
+        assert_eq!(check(vec![(0, Ev::Kernel(K::LockLeaked { lock: LRU_LOCK }))], LOCK_RELEASED).len(), 1);
+        assert_eq!(check(vec![(0, Ev::Kernel(K::LockRecursion { lock: LRU_LOCK }))], LOCK_RELEASED).len(), 1);
+        let paired = vec![
+            (0, Ev::Kernel(K::LockAcquired { lock: LRU_LOCK, trylock: true })),
+            (0, Ev::Kernel(K::LockReleased { lock: LRU_LOCK })),
+        ];
+        assert!(check(paired, LOCK_RELEASED).is_empty());
+    }
+
+    #[test]
+    fn contended_monotonic_catches_a_cleared_contention() {
+        let set = (0, p(CE::ContendedSet { why: ContendedWhy::Lock }));
+        let v = check(vec![set.clone(), (0, p(CE::ContendedCleared))], super::contended_monotonic);
+        assert_eq!(v.len(), 1);
+        assert!(v[0].message.contains("set at #0"), "{}", v[0].message);
+        assert!(check(vec![set, (0, end(AbortReason::Contended, 8, 8))], super::contended_monotonic).is_empty());
+    }
+
+    #[test]
+    fn sync_not_contended_allows_only_a_fatal_signal_it_saw() {
+        let trylock = vec![(1, p(CE::LockContended { lock: LRU_LOCK }))];
+        assert_eq!(check(trylock, super::sync_not_contended).len(), 1);
+        let unseen = vec![(1, p(CE::ContendedSet { why: ContendedWhy::FatalSignal }))];
+        assert_eq!(check(unseen, super::sync_not_contended).len(), 1);
+        let resched = vec![(1, p(CE::ReschedSeen)), (1, p(CE::ContendedSet { why: ContendedWhy::NeedResched }))];
+        assert_eq!(check(resched, super::sync_not_contended).len(), 1);
+        let seen = vec![(1, p(CE::FatalSeen)), (1, p(CE::ContendedSet { why: ContendedWhy::FatalSignal }))];
+        assert!(check(seen, super::sync_not_contended).is_empty());
+        // Async compaction may trylock and record lock contention.
+        let async_ =
+            vec![(0, p(CE::LockContended { lock: LRU_LOCK })), (0, p(CE::ContendedSet { why: ContendedWhy::Lock }))];
+        assert!(check(async_, super::sync_not_contended).is_empty());
+    }
+
+    #[test]
+    fn scanners_ordered_catches_crossing_scanners_and_going_on_after_they_met() {
+        let at = |migrate_pfn, free_pfn| (0, p(CE::ScannerAt { migrate_pfn, free_pfn }));
+        let iso = |free, pfn| (0, p(CE::Isolated { free, pfn, pages: 1 }));
+        // The migration scanner at or above the free scanner.
+        assert_eq!(check(vec![at(4, 8), iso(false, 9)], super::scanners_ordered).len(), 1);
+        assert!(check(vec![at(4, 8), iso(false, 5)], super::scanners_ordered).is_empty());
+        // The free scanner inside the migration scanner's pageblock.
+        assert_eq!(check(vec![at(4, 8), iso(true, 6)], super::scanners_ordered).len(), 1);
+        assert!(check(vec![at(4, 8), iso(true, 8)], super::scanners_ordered).is_empty());
+        // After the scanners met, compact_finished() must end the run.
+        let cont = (0, p(CE::CompactFinished { result: CompactResult::Continue, migrate_pfn: 8 }));
+        assert_eq!(check(vec![at(8, 8), cont], super::scanners_ordered).len(), 1);
+        let complete = (0, p(CE::CompactFinished { result: CompactResult::Complete, migrate_pfn: 8 }));
+        assert!(check(vec![at(8, 8), complete], super::scanners_ordered).is_empty());
+    }
+
+    #[test]
+    fn progress_reports_the_ghosts_livelock_only() {
+        let f: fn(&Exec<Compaction>) -> Vec<Violation> =
+            |e| super::super::progress(e, mmmodel::compaction::Invariant::Progress);
+        assert_eq!(check(vec![(0, Ev::Kernel(K::Livelock { period: 1 }))], f).len(), 1);
+        assert!(check(vec![(0, p(CE::NoProgressIteration { migrate_pfn: 6 }))], f).is_empty());
+    }
 }

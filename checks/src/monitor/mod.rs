@@ -1,21 +1,24 @@
-//! Invariant monitors: one function per invariant id, each a function of one execution's
-//! events (in interleaving order) and final state. Nothing here knows which engine or
-//! platform produced the execution.
+//! Invariant monitors: for each model, one function per invariant, each a function of one
+//! execution's events (in interleaving order) and final state. Nothing here knows which engine
+//! or platform produced the execution.
+//!
+//! A model's monitors live in one file (`reclaim.rs`, `compaction.rs`), which implements
+//! [`Checked`] for the model: its [`Invariant`]s (id, statement, what exercises it, the
+//! monitor), and the coverage only the whole trace can tell.
 
 pub mod compaction;
 pub mod reclaim;
 
 use std::collections::BTreeMap;
 
-use mmmodel::event::Event;
+use mmmodel::event::{Event, KernelEvent};
 use mmmodel::ghost::Pid;
-use mmmodel::mutation::ModelKind;
-
-use crate::spec::{Final, ModelSpec};
+use mmmodel::model::{Model, Named};
 
 /// One invariant violated in one execution.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Violation {
+    /// The invariant's id.
     pub invariant: &'static str,
     pub message: String,
     /// Index of the event at which the violation shows.
@@ -29,44 +32,70 @@ pub struct Violation {
 }
 
 impl Violation {
-    pub fn new(invariant: &'static str, at: Option<usize>, message: String) -> Self {
-        Violation { invariant, message, at, wasted_jiffies: 0, weak_memory: false }
+    pub fn new(invariant: impl Named, at: Option<usize>, message: String) -> Self {
+        Violation { invariant: invariant.name(), message, at, wasted_jiffies: 0, weak_memory: false }
     }
 }
 
-/// One execution as the monitors see it.
-pub struct Exec<'a> {
-    pub model: &'a ModelSpec,
-    pub events: &'a [(Pid, Event)],
-    pub fin: &'a Final,
+/// One execution of model `M` as the monitors see it.
+pub struct Exec<'a, M: Model> {
+    pub cfg: &'a M::Config,
+    pub events: &'a [(Pid, Event<M::Event>)],
+    pub fin: &'a M::Final,
 }
 
-/// An invariant: stable id, the model it belongs to, a one-line statement, its monitor.
-pub struct Invariant {
-    pub id: &'static str,
-    pub model: ModelKind,
+impl<M: Model> Exec<'_, M> {
+    pub fn tasks(&self) -> usize {
+        M::roles(self.cfg).len()
+    }
+    /// `T2 (kswapd1)`.
+    pub fn pid_name(&self, pid: Pid) -> String {
+        match M::roles(self.cfg).get(pid) {
+            Some(r) => format!("T{pid} ({})", M::comm(r)),
+            None => format!("T{pid}"),
+        }
+    }
+}
+
+/// An invariant of model `M`: its id, a one-line statement, the coverage events an
+/// exploration must reach for its pass to say anything about it, and its monitor.
+pub struct Invariant<M: Model> {
+    pub id: M::Invariant,
     pub statement: &'static str,
-    pub check: fn(&Exec) -> Vec<Violation>,
+    /// The situation the invariant constrains, as coverage events: a pass that never reached
+    /// all of them is `unexercised` in the matrix, not `holds`.
+    pub exercised_by: &'static [M::Coverage],
+    pub check: fn(&Exec<M>) -> Vec<Violation>,
 }
 
-/// Every invariant the checker knows, both models.
-pub fn all_invariants() -> Vec<&'static Invariant> {
-    reclaim::INVARIANTS.iter().chain(compaction::INVARIANTS.iter()).collect()
+/// A model with its monitors: what the checker needs beyond [`Model`].
+pub trait Checked: Model {
+    /// Every invariant, in documentation order.
+    const INVARIANTS: &'static [Invariant<Self>];
+    /// The invariant an execution that does not end violates.
+    const PROGRESS: Self::Invariant;
+
+    /// Coverage that only the whole trace can tell (added to the per-event counts).
+    fn derived_coverage(_exec: &Exec<Self>, _cov: &mut BTreeMap<&'static str, u64>) {}
+
+    /// Whether an exploration of `cfg` that reached `coverage` exercised `inv`. By default:
+    /// it reached every event of [`Invariant::exercised_by`].
+    fn exercised(inv: &Invariant<Self>, _cfg: &Self::Config, coverage: &BTreeMap<&'static str, u64>) -> bool {
+        inv.exercised_by.iter().all(|e| coverage.get(e.name()).is_some_and(|&n| n > 0))
+    }
+
+    /// Runtime mode: counters made from one iteration's violations (none by default).
+    fn violation_counters(_violations: &[Violation], _out: &mut mmmodel::model::Counters) {}
+
+    fn invariant(id: Self::Invariant) -> &'static Invariant<Self> {
+        Self::INVARIANTS.iter().find(|i| i.id == id).expect("every invariant id has a monitor")
+    }
 }
 
-/// The invariants of one model.
-pub fn invariants(model: ModelKind) -> Vec<&'static Invariant> {
-    all_invariants().into_iter().filter(|i| i.model == model).collect()
-}
-
-pub fn find(model: ModelKind, id: &str) -> Option<&'static Invariant> {
-    all_invariants().into_iter().find(|i| i.model == model && i.id == id)
-}
-
-/// Run the monitors named in `ids` over one execution.
-pub fn check(exec: &Exec, ids: &[&'static str]) -> Vec<Violation> {
+/// Run the monitors of `ids` over one execution.
+pub fn check<M: Checked>(exec: &Exec<M>, ids: &[M::Invariant]) -> Vec<Violation> {
     let mut out = Vec::new();
-    for inv in invariants(exec.model.kind()) {
+    for inv in M::INVARIANTS {
         if ids.contains(&inv.id) {
             out.extend((inv.check)(exec));
         }
@@ -74,95 +103,36 @@ pub fn check(exec: &Exec, ids: &[&'static str]) -> Vec<Violation> {
     out
 }
 
-/// Counts of coverage events in one execution, plus the events monitors derive (such as
-/// `slept-after-release`).
-pub fn coverage(exec: &Exec) -> BTreeMap<&'static str, u64> {
+/// Counts of coverage events in one execution, with the ones derived from the whole trace.
+pub fn coverage<M: Checked>(exec: &Exec<M>) -> BTreeMap<&'static str, u64> {
     let mut m = BTreeMap::new();
     for (_, e) in exec.events {
-        if let Some(n) = e.coverage_name() {
-            *m.entry(n).or_insert(0) += 1;
+        if let Some(c) = M::coverage(e) {
+            *m.entry(c.name()).or_insert(0) += 1;
         }
     }
-    match exec.model {
-        ModelSpec::KswapdStall(_) => {
-            let n = reclaim::slept_after_release(exec);
-            if n > 0 {
-                m.insert("slept-after-release", n);
-            }
-        }
-        ModelSpec::Compaction(_) => {
-            let n = compaction::aborts_at_boundary(exec);
-            if n > 0 {
-                m.insert("abort-at-boundary", n);
-            }
-        }
-    }
+    M::derived_coverage(exec, &mut m);
     m
 }
 
-/// The coverage event names of a model (the vocabulary of `reaches`).
-pub fn coverage_names(model: ModelKind) -> &'static [&'static str] {
-    match model {
-        ModelKind::KswapdStall => &[
-            "trylock-failed",
-            "cmpxchg-won",
-            "cmpxchg-lost",
-            "enqueued",
-            "woken",
-            "timed-out",
-            "slept-after-release",
-            "released",
-            "wake-empty-queue",
-            "congested-set",
-            "congested-cleared",
-            "direct-stall",
-        ],
-        ModelKind::Compaction => &[
-            "lock-contended",
-            "contended-set",
-            "block-finished",
-            "block-abandoned",
-            "abort-at-boundary",
-            "fatal-seen",
-            "resched-seen",
-            "scanners-met",
-            "no-progress-iteration",
-        ],
-    }
-}
-
-/// The coverage events that mean "the contended path was explored" (a pass that reaches
-/// none of them is vacuous).
-pub fn contended_path_events(model: ModelKind) -> &'static [&'static str] {
-    match model {
-        ModelKind::KswapdStall => &["trylock-failed", "cmpxchg-lost", "direct-stall"],
-        ModelKind::Compaction => &["lock-contended", "contended-set", "fatal-seen", "resched-seen"],
-    }
-}
-
-/// Helpers shared by the monitors.
-pub(crate) fn pid_name(exec: &Exec, pid: Pid) -> String {
-    format!("T{pid} ({})", exec.model.comms()[pid])
-}
-
-/// `progress` (both models): the ghost's livelock and step-bound reports.
-pub fn progress(exec: &Exec) -> Vec<Violation> {
+/// `progress` (every model): the ghost's livelock and step-bound reports.
+pub fn progress<M: Model>(exec: &Exec<M>, id: M::Invariant) -> Vec<Violation> {
     let mut out = Vec::new();
     for (i, (pid, e)) in exec.events.iter().enumerate() {
         match *e {
-            Event::Livelock { period } => out.push(Violation::new(
-                "progress",
+            Event::Kernel(KernelEvent::Livelock { period }) => out.push(Violation::new(
+                id,
                 Some(i),
                 format!(
                     "{} loops forever: with every other thread finished its loop returns to the same state every \
                      {period} iteration(s)",
-                    pid_name(exec, *pid)
+                    exec.pid_name(*pid)
                 ),
             )),
-            Event::StepBound { steps } => out.push(Violation::new(
-                "progress",
+            Event::Kernel(KernelEvent::StepBound { steps }) => out.push(Violation::new(
+                id,
                 Some(i),
-                format!("{} passed {steps} loop iterations without finishing (the step bound)", pid_name(exec, *pid)),
+                format!("{} passed {steps} loop iterations without finishing (the step bound)", exec.pid_name(*pid)),
             )),
             _ => {}
         }
@@ -170,20 +140,18 @@ pub fn progress(exec: &Exec) -> Vec<Violation> {
     out
 }
 
-/// `lock-released` (both models): no thread ends holding a lock or re-takes one it holds.
-pub fn lock_released(exec: &Exec) -> Vec<Violation> {
+/// `lock-released` (every model): no thread ends holding a lock or re-takes one it holds.
+pub fn lock_released<M: Model>(exec: &Exec<M>, id: M::Invariant) -> Vec<Violation> {
     let mut out = Vec::new();
     for (i, (pid, e)) in exec.events.iter().enumerate() {
         match *e {
-            Event::LockLeaked { lock } => out.push(Violation::new(
-                "lock-released",
+            Event::Kernel(KernelEvent::LockLeaked { lock }) => {
+                out.push(Violation::new(id, Some(i), format!("{} ends holding {lock}", exec.pid_name(*pid))))
+            }
+            Event::Kernel(KernelEvent::LockRecursion { lock }) => out.push(Violation::new(
+                id,
                 Some(i),
-                format!("{} ends holding {lock:?}", pid_name(exec, *pid)),
-            )),
-            Event::LockRecursion { lock } => out.push(Violation::new(
-                "lock-released",
-                Some(i),
-                format!("{} takes {lock:?} while already holding it (a self-deadlock)", pid_name(exec, *pid)),
+                format!("{} takes {lock} while already holding it (a self-deadlock)", exec.pid_name(*pid)),
             )),
             _ => {}
         }

@@ -28,12 +28,8 @@ pub fn scenario_test(rel: &str, family: &str) {
     let _serial = (family == "loom").then(|| LOOM_SERIAL.lock().unwrap_or_else(|e| e.into_inner()));
     let path = scenarios_dir().join(rel);
     let sc = scenario::load(&path).unwrap_or_else(|e| panic!("{e}"));
-    let engines: Vec<Engine> = sc
-        .engines
-        .iter()
-        .copied()
-        .filter(|e| matches!(e, Engine::Loom { .. }) == (family == "loom"))
-        .collect();
+    let engines: Vec<Engine> =
+        sc.engines.iter().copied().filter(|e| matches!(e, Engine::Loom { .. }) == (family == "loom")).collect();
     assert!(!engines.is_empty(), "{rel}: no {family} engine");
     let opts = RunOptions { engine_override: Some(engines), ..RunOptions::default() };
     let r = check(&sc, &opts);
@@ -56,11 +52,16 @@ pub fn scenario_test(rel: &str, family: &str) {
     // Every reported violation replays to the identical trace from its token.
     if let (Verdict::Violation(_), Some(token), Some(i)) = (&r.verdict, &r.replay, r.shown) {
         let original = r.runs[i].outcome.found.as_ref().expect("shown run has a counterexample");
-        let ropts = RunOptions { replay: Some(token.clone()), engine_override: Some(vec![r.runs[i].outcome.engine]), ..RunOptions::default() };
+        let ropts = RunOptions {
+            replay: Some(token.clone()),
+            engine_override: Some(vec![r.runs[i].outcome.engine]),
+            ..RunOptions::default()
+        };
         let again = check(&sc, &ropts);
-        let replayed = again.runs.first().and_then(|run| run.outcome.found.as_ref()).expect("the replay reproduces an execution");
+        let replayed =
+            again.runs.first().and_then(|run| run.outcome.found.as_ref()).expect("the replay reproduces an execution");
         assert_eq!(replayed.index, original.index, "{rel}: replay {token} reached another execution");
-        assert_eq!(replayed.events, original.events, "{rel}: replay {token} gave a different trace");
+        assert_eq!(replayed.trace, original.trace, "{rel}: replay {token} gave a different trace");
         assert_eq!(replayed.violations, original.violations, "{rel}: replay {token} gave different violations");
     }
 }

@@ -1,9 +1,9 @@
 //! mm/compaction.c around cb2dcaf023 ("mm, compaction: finish pageblock scanning on
 //! contention"), for the four [`Variant`]s.
 //!
-//! Kernel reference: `../shared/docs/kernel-reference.md` B.2 (lock helpers before and after),
-//! B.3 (the consumers of `cc->contended`), B.4 (`compact_zone()` and `__compact_finished()`
-//! after 13/22), and the 670105a25608 fix. Function names are the kernel's.
+//! Kernel sources: docs/kernel-source.md (the lock helpers before and after cb2dcaf023, the
+//! consumers of `cc->contended`, `compact_zone()` and `__compact_finished()` after it, and the
+//! 670105a25608 fix). Function names are the kernel's.
 //!
 //! # What the model leaves out, and why the verdicts do not depend on it
 //!
@@ -40,13 +40,15 @@ use core::sync::atomic::Ordering::Relaxed;
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 
-use super::{Compaction, HeldLock, Mode, PageState, Variant};
-use crate::event::{AbortReason, CompactResult, Event};
+use super::{
+    AbortReason, CompactResult, ContendedWhy, Event, HeldLock, IsolateMigrate, Kernel, Mode, Mutation, PageState,
+    Variant,
+};
 use crate::ghost::Ghost;
 use crate::kernel::sched::Current;
 use crate::kernel::spinlock::{spin_lock, spin_trylock, spin_unlock, SpinLock};
-use crate::mutation::Mutation;
-use crate::platform::{Atomic, AtomicInt, Platform};
+use crate::model::PlatformFor;
+use crate::platform::{Atomic, AtomicInt};
 
 /// `struct compact_control`: private to the compacting task (it lives on its stack), so plain
 /// state, never explored memory. The zone's pages as this compactor sees them are kept here
@@ -79,21 +81,21 @@ impl CompactControl {
         self.contended
     }
     /// `cc->contended = true`, reporting the transition.
-    fn set_contended<P: Platform>(&mut self, cur: &Current<P>, why: &'static str) {
+    fn set_contended<P: PlatformFor<Event>>(&mut self, cur: &Current<P>, why: ContendedWhy) {
         if !self.contended {
             self.contended = true;
             cur.emit(Event::ContendedSet { why });
         }
     }
     /// `cc->contended = false` (only a seeded bug does this).
-    fn clear_contended<P: Platform>(&mut self, cur: &Current<P>) {
+    fn clear_contended<P: PlatformFor<Event>>(&mut self, cur: &Current<P>) {
         if self.contended {
             self.contended = false;
             cur.emit(Event::ContendedCleared);
         }
     }
     /// Report the scanner positions if they moved.
-    fn note_scanners<P: Platform>(&mut self, cur: &Current<P>) {
+    fn note_scanners<P: PlatformFor<Event>>(&mut self, cur: &Current<P>) {
         let now = (self.migrate_pfn, self.free_pfn);
         if self.shown != Some(now) {
             self.shown = Some(now);
@@ -130,27 +132,9 @@ impl LoopState {
     }
 }
 
-/// `isolate_migrate_t`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum IsolateMigrate {
-    Abort,
-    None,
-    Success,
-}
-
-impl IsolateMigrate {
-    fn kernel_name(self) -> &'static str {
-        match self {
-            IsolateMigrate::Abort => "ISOLATE_ABORT",
-            IsolateMigrate::None => "ISOLATE_NONE",
-            IsolateMigrate::Success => "ISOLATE_SUCCESS",
-        }
-    }
-}
-
 // ---------------------------------------------------------------- pfn arithmetic
 
-impl<P: Platform> Compaction<P> {
+impl<P: PlatformFor<Event>> Kernel<P> {
     fn ppb(&self) -> u32 {
         self.cfg.pages_per_block
     }
@@ -182,12 +166,12 @@ impl<P: Platform> Compaction<P> {
 /// would let loom also return a stale value after the killer's (or the scheduler's) store,
 /// which for these flags is the same execution as the store landing later, an interleaving
 /// loom explores anyway.
-fn read_flag<P: Platform>(flag: &P::AtomicBool) -> bool {
+fn read_flag<P: PlatformFor<Event>>(flag: &P::AtomicBool) -> bool {
     flag.compare_exchange(true, true, Relaxed, Relaxed).is_ok()
 }
 
 /// `fatal_signal_pending(current)`.
-fn fatal_signal_pending<P: Platform>(k: &Compaction<P>, cur: &Current<P>) -> bool {
+fn fatal_signal_pending<P: PlatformFor<Event>>(k: &Kernel<P>, cur: &Current<P>) -> bool {
     let pending = read_flag::<P>(&k.flags[cur.pid()].sigkill);
     if pending {
         cur.emit(Event::FatalSeen);
@@ -196,7 +180,7 @@ fn fatal_signal_pending<P: Platform>(k: &Compaction<P>, cur: &Current<P>) -> boo
 }
 
 /// `need_resched()`.
-fn need_resched<P: Platform>(k: &Compaction<P>, cur: &Current<P>) -> bool {
+fn need_resched<P: PlatformFor<Event>>(k: &Kernel<P>, cur: &Current<P>) -> bool {
     let set = read_flag::<P>(&k.flags[cur.pid()].need_resched);
     if set {
         cur.emit(Event::ReschedSeen);
@@ -205,7 +189,7 @@ fn need_resched<P: Platform>(k: &Compaction<P>, cur: &Current<P>) -> bool {
 }
 
 /// `cond_resched()`: the task schedules, which clears TIF_NEED_RESCHED.
-fn cond_resched<P: Platform>(k: &Compaction<P>, cur: &Current<P>) {
+fn cond_resched<P: PlatformFor<Event>>(k: &Kernel<P>, cur: &Current<P>) {
     let f = &k.flags[cur.pid()];
     f.need_resched.store(false, Relaxed);
     if P::Ghost::ENABLED {
@@ -216,10 +200,10 @@ fn cond_resched<P: Platform>(k: &Compaction<P>, cur: &Current<P>) {
 /// `compact_should_abort()` (norescan-v3, finishcontend-v3) / `compact_check_resched()`
 /// (later): the periodic `need_resched()` check where no lock is held. Returns true when
 /// async compaction must abort (norescan-v3 only).
-fn compact_should_abort<P: Platform>(k: &Compaction<P>, cur: &Current<P>, cc: &mut CompactControl) -> bool {
+fn compact_should_abort<P: PlatformFor<Event>>(k: &Kernel<P>, cur: &Current<P>, cc: &mut CompactControl) -> bool {
     if need_resched(k, cur) {
         if k.variant().resched_sets_contended() && cc.mode == Mode::Async {
-            cc.set_contended(cur, "need_resched");
+            cc.set_contended(cur, ContendedWhy::NeedResched);
             if !k.variant().finishes_pageblock() {
                 return true;
             }
@@ -234,11 +218,16 @@ fn compact_should_abort<P: Platform>(k: &Compaction<P>, cur: &Current<P>, cc: &m
 /// `compact_trylock_irqsave()` (before cb2dcaf023): async compaction trylocks and, if the lock
 /// is contended, records it and returns false (the caller breaks out of its block); the other
 /// modes spin.
-fn compact_trylock_irqsave<P: Platform>(k: &Compaction<P>, cur: &Current<P>, lock: &SpinLock<P>, cc: &mut CompactControl) -> bool {
-    if cc.mode == Mode::Async || k.mutated(Mutation::SyncSetsContended) {
+fn compact_trylock_irqsave<P: PlatformFor<Event>>(
+    k: &Kernel<P>,
+    cur: &Current<P>,
+    lock: &SpinLock<P>,
+    cc: &mut CompactControl,
+) -> bool {
+    if cc.mode == Mode::Async || k.mutated(cur, Mutation::SyncSetsContended) {
         if !spin_trylock(cur, lock) {
             cur.emit(Event::LockContended { lock: lock.name });
-            cc.set_contended(cur, "lock");
+            cc.set_contended(cur, ContendedWhy::Lock);
             return false;
         }
     } else {
@@ -250,21 +239,31 @@ fn compact_trylock_irqsave<P: Platform>(k: &Compaction<P>, cur: &Current<P>, loc
 /// `compact_lock_irqsave()` (cb2dcaf023): "Always returns true". Async compaction that has not
 /// yet seen contention trylocks and, if that fails, records the contention; then everybody
 /// spins, so after the first contention async compaction never trylocks again.
-fn compact_lock_irqsave<P: Platform>(k: &Compaction<P>, cur: &Current<P>, lock: &SpinLock<P>, cc: &mut CompactControl) -> bool {
-    let trylocks = cc.mode == Mode::Async || k.mutated(Mutation::SyncSetsContended);
+fn compact_lock_irqsave<P: PlatformFor<Event>>(
+    k: &Kernel<P>,
+    cur: &Current<P>,
+    lock: &SpinLock<P>,
+    cc: &mut CompactControl,
+) -> bool {
+    let trylocks = cc.mode == Mode::Async || k.mutated(cur, Mutation::SyncSetsContended);
     if trylocks && !cc.contended {
         if spin_trylock(cur, lock) {
             return true;
         }
         cur.emit(Event::LockContended { lock: lock.name });
-        cc.set_contended(cur, "lock");
+        cc.set_contended(cur, ContendedWhy::Lock);
     }
     spin_lock(cur, lock);
     true
 }
 
 /// The variant's lock helper; true when the lock is held.
-fn compact_take_lock<P: Platform>(k: &Compaction<P>, cur: &Current<P>, lock: &SpinLock<P>, cc: &mut CompactControl) -> bool {
+fn compact_take_lock<P: PlatformFor<Event>>(
+    k: &Kernel<P>,
+    cur: &Current<P>,
+    lock: &SpinLock<P>,
+    cc: &mut CompactControl,
+) -> bool {
     if k.variant().finishes_pageblock() {
         compact_lock_irqsave(k, cur, lock, cc)
     } else {
@@ -275,20 +274,20 @@ fn compact_take_lock<P: Platform>(k: &Compaction<P>, cur: &Current<P>, lock: &Sp
 /// `compact_unlock_should_abort(lock, flags, &locked, cc)`, called by both block scanners at
 /// every pfn that is a multiple of SWAP_CLUSTER_MAX: drop the lock if held; abort on a fatal
 /// signal (recording it as contention); then the variant's `need_resched()` handling.
-fn compact_unlock_should_abort<P: Platform>(
-    k: &Compaction<P>,
+fn compact_unlock_should_abort<P: PlatformFor<Event>>(
+    k: &Kernel<P>,
     cur: &Current<P>,
     lock: &SpinLock<P>,
     locked: &mut bool,
     cc: &mut CompactControl,
 ) -> bool {
-    let keeps_lock = k.mutated(Mutation::AbortKeepsLock);
+    let keeps_lock = k.mutated(cur, Mutation::AbortKeepsLock);
     if *locked && !keeps_lock {
         spin_unlock(cur, lock);
         *locked = false;
     }
     if fatal_signal_pending(k, cur) {
-        cc.set_contended(cur, "fatal signal");
+        cc.set_contended(cur, ContendedWhy::FatalSignal);
         return true;
     }
     if *locked {
@@ -300,7 +299,7 @@ fn compact_unlock_should_abort<P: Platform>(
         Variant::NorescanV3 => {
             if resched {
                 if cc.mode == Mode::Async {
-                    cc.set_contended(cur, "need_resched");
+                    cc.set_contended(cur, ContendedWhy::NeedResched);
                     return true;
                 }
                 cond_resched(k, cur);
@@ -309,7 +308,7 @@ fn compact_unlock_should_abort<P: Platform>(
         Variant::FinishcontendV3 => {
             if resched {
                 if cc.mode == Mode::Async {
-                    cc.set_contended(cur, "need_resched");
+                    cc.set_contended(cur, ContendedWhy::NeedResched);
                 }
                 cond_resched(k, cur);
             }
@@ -327,8 +326,8 @@ fn compact_unlock_should_abort<P: Platform>(
 
 /// `isolate_migratepages_block(cc, low_pfn, end_pfn, isolate_mode)`: isolate LRU pages of one
 /// pageblock from `low_pfn`. Returns the pfn where scanning stopped, or 0 to abort.
-fn isolate_migratepages_block<P: Platform>(
-    k: &Compaction<P>,
+fn isolate_migratepages_block<P: PlatformFor<Event>>(
+    k: &Kernel<P>,
     cur: &Current<P>,
     cc: &mut CompactControl,
     start_pfn: u32,
@@ -348,7 +347,9 @@ fn isolate_migratepages_block<P: Platform>(
         // "Periodically drop the lock (if held) regardless of its contention, to give chance
         // to IRQs. Abort async compaction if contended." (after 670105a25608: "Abort
         // completely if a fatal signal is pending.")
-        if low_pfn.is_multiple_of(cfg.swap_cluster_max) && compact_unlock_should_abort(k, cur, lru_lock, &mut locked, cc) {
+        if low_pfn.is_multiple_of(cfg.swap_cluster_max)
+            && compact_unlock_should_abort(k, cur, lru_lock, &mut locked, cc)
+        {
             if k.variant().fatal_returns_zero() {
                 if !low_pfn.is_multiple_of(cfg.pages_per_block) {
                     cur.emit(Event::BlockAbandoned { block, pfn: low_pfn });
@@ -406,7 +407,11 @@ fn isolate_migratepages_block<P: Platform>(
 
 /// `isolate_migratepages(zone, cc)`: isolate from the pageblock `cc->migrate_pfn` is in, if
 /// it lies below the free scanner, and record where the scanner stopped.
-fn isolate_migratepages<P: Platform>(k: &Compaction<P>, cur: &Current<P>, cc: &mut CompactControl) -> IsolateMigrate {
+fn isolate_migratepages<P: PlatformFor<Event>>(
+    k: &Kernel<P>,
+    cur: &Current<P>,
+    cc: &mut CompactControl,
+) -> IsolateMigrate {
     let cfg = &k.cfg;
     let mut low_pfn = cc.migrate_pfn;
     let block_end_pfn = k.pageblock_end_pfn(low_pfn);
@@ -416,12 +421,13 @@ fn isolate_migratepages<P: Platform>(k: &Compaction<P>, cur: &Current<P>, cc: &m
         // "This can potentially iterate a massively long zone with many pageblocks
         // unsuitable, so periodically check if we need to schedule, or even abort async
         // compaction."
-        let abort = low_pfn.is_multiple_of(cfg.swap_cluster_max * cfg.pages_per_block) && compact_should_abort(k, cur, cc);
+        let abort =
+            low_pfn.is_multiple_of(cfg.swap_cluster_max * cfg.pages_per_block) && compact_should_abort(k, cur, cc);
         if !abort {
             low_pfn = isolate_migratepages_block(k, cur, cc, low_pfn, block_end_pfn);
             let contended_aborts = !k.variant().finishes_pageblock() && cc.contended;
             if low_pfn == 0 || contended_aborts {
-                cur.emit(Event::IsolateMigrate { result: IsolateMigrate::Abort.kernel_name(), low_pfn });
+                cur.emit(Event::IsolateMigrate { result: IsolateMigrate::Abort, low_pfn });
                 return IsolateMigrate::Abort;
             }
         }
@@ -430,7 +436,7 @@ fn isolate_migratepages<P: Platform>(k: &Compaction<P>, cur: &Current<P>, cc: &m
     cc.migrate_pfn = low_pfn;
     cc.note_scanners(cur);
     let r = if cc.nr_migratepages > 0 { IsolateMigrate::Success } else { IsolateMigrate::None };
-    cur.emit(Event::IsolateMigrate { result: r.kernel_name(), low_pfn });
+    cur.emit(Event::IsolateMigrate { result: r, low_pfn });
     r
 }
 
@@ -439,8 +445,8 @@ fn isolate_migratepages<P: Platform>(k: &Compaction<P>, cur: &Current<P>, cc: &m
 /// `isolate_freepages_block(cc, &start_pfn, end_pfn, freelist, strict = false)`: isolate free
 /// pages of one pageblock until there are as many as pages to migrate. Returns the number
 /// isolated; `*start_pfn` is where scanning stopped.
-fn isolate_freepages_block<P: Platform>(
-    k: &Compaction<P>,
+fn isolate_freepages_block<P: PlatformFor<Event>>(
+    k: &Kernel<P>,
     cur: &Current<P>,
     cc: &mut CompactControl,
     start_pfn: &mut u32,
@@ -454,7 +460,9 @@ fn isolate_freepages_block<P: Platform>(
     while blockpfn < end_pfn {
         // "Periodically drop the lock (if held) regardless of its contention, to give chance
         // to IRQs. Abort if fatal signal pending or async compaction detects need_resched()"
-        if blockpfn.is_multiple_of(cfg.swap_cluster_max) && compact_unlock_should_abort(k, cur, zone_lock, &mut locked, cc) {
+        if blockpfn.is_multiple_of(cfg.swap_cluster_max)
+            && compact_unlock_should_abort(k, cur, zone_lock, &mut locked, cc)
+        {
             break;
         }
         let i = k.page_index(blockpfn);
@@ -493,14 +501,18 @@ fn isolate_freepages_block<P: Platform>(
 
 /// `isolate_freepages(cc)`: scan pageblocks downwards from `cc->free_pfn`, not below the end of
 /// the migration scanner's pageblock, until enough free pages are isolated.
-fn isolate_freepages<P: Platform>(k: &Compaction<P>, cur: &Current<P>, cc: &mut CompactControl) {
+fn isolate_freepages<P: PlatformFor<Event>>(k: &Kernel<P>, cur: &Current<P>, cc: &mut CompactControl) {
     let cfg = &k.cfg;
     let ppb = cfg.pages_per_block;
     let mut isolate_start_pfn = cc.free_pfn;
     let mut block_start_pfn = k.pageblock_start_pfn(cc.free_pfn);
     let mut block_end_pfn = (block_start_pfn + ppb).min(cfg.zone_end_pfn());
     // "The low boundary is the end of the pageblock the migration scanner is using."
-    let low_pfn = if k.mutated(Mutation::FreeScannerCrosses) { cfg.zone_start_pfn() } else { k.pageblock_end_pfn(cc.migrate_pfn) };
+    let low_pfn = if k.mutated(cur, Mutation::FreeScannerCrosses) {
+        cfg.zone_start_pfn()
+    } else {
+        k.pageblock_end_pfn(cc.migrate_pfn)
+    };
     while block_start_pfn >= low_pfn {
         // "This can iterate a massively long zone without finding any suitable migration
         // targets, so periodically check if we need to schedule, or even abort async
@@ -534,7 +546,7 @@ fn isolate_freepages<P: Platform>(k: &Compaction<P>, cur: &Current<P>, cc: &mut 
 }
 
 /// `compaction_alloc()`: the migration target allocator `migrate_pages()` is given.
-fn compaction_alloc<P: Platform>(k: &Compaction<P>, cur: &Current<P>, cc: &mut CompactControl) -> Option<u32> {
+fn compaction_alloc<P: PlatformFor<Event>>(k: &Kernel<P>, cur: &Current<P>, cc: &mut CompactControl) -> Option<u32> {
     if cc.freepages.is_empty() {
         // Before cb2dcaf023: "Isolate free pages if necessary, and if we are not aborting due
         // to contention."
@@ -554,7 +566,7 @@ fn compaction_alloc<P: Platform>(k: &Compaction<P>, cur: &Current<P>, cc: &mut C
 /// MR_COMPACTION)`, as compaction sees it: each isolated page gets a target from
 /// `compaction_alloc()`; the source page is freed, the target is in use. Returns `Err` for
 /// `-ENOMEM` (no target), leaving the pages not migrated on `cc->migratepages`.
-fn migrate_pages<P: Platform>(k: &Compaction<P>, cur: &Current<P>, cc: &mut CompactControl) -> Result<(), ()> {
+fn migrate_pages<P: PlatformFor<Event>>(k: &Kernel<P>, cur: &Current<P>, cc: &mut CompactControl) -> Result<(), ()> {
     let pages = std::mem::take(&mut cc.migratepages);
     let mut migrated = 0;
     for (n, &src) in pages.iter().enumerate() {
@@ -596,13 +608,17 @@ fn release_freepages(k_page_index: impl Fn(u32) -> usize, cc: &mut CompactContro
 
 /// Is a page of order >= cc->order free? With `cc->order == pageblock_order` and a movable
 /// allocation: is a whole pageblock free in the buddy lists?
-fn suitable_page_free<P: Platform>(k: &Compaction<P>, cc: &CompactControl) -> bool {
+fn suitable_page_free<P: PlatformFor<Event>>(k: &Kernel<P>, cc: &CompactControl) -> bool {
     cc.pages.chunks(k.ppb() as usize).any(|b| b.iter().all(|p| *p == PageState::Buddy))
 }
 
 /// `__compact_finished(cc)`, in the variant's check order (B.4).
 #[allow(non_snake_case)]
-fn __compact_finished<P: Platform>(k: &Compaction<P>, cur: &Current<P>, cc: &mut CompactControl) -> CompactResult {
+fn __compact_finished<P: PlatformFor<Event>>(
+    k: &Kernel<P>,
+    cur: &Current<P>,
+    cc: &mut CompactControl,
+) -> CompactResult {
     let finishes = k.variant().finishes_pageblock();
     // Before cb2dcaf023, the first line.
     if !finishes && (cc.contended || fatal_signal_pending(k, cur)) {
@@ -615,7 +631,7 @@ fn __compact_finished<P: Platform>(k: &Compaction<P>, cur: &Current<P>, cc: &mut
         return CompactResult::Complete;
     }
     // is_via_compact_memory(cc->order): false (module docs).
-    if k.mutated(Mutation::ContendedSkipsAlignment) && cc.contended {
+    if k.mutated(cur, Mutation::ContendedSkipsAlignment) && cc.contended {
         return CompactResult::Contended;
     }
     // 07/22: "Always finish scanning a pageblock to reduce the possibility of fallbacks in the
@@ -637,7 +653,7 @@ fn __compact_finished<P: Platform>(k: &Compaction<P>, cur: &Current<P>, cc: &mut
 
 /// `compact_finished(cc)`: `__compact_finished()` with COMPACT_NO_SUITABLE_PAGE mapped to
 /// COMPACT_CONTINUE.
-fn compact_finished<P: Platform>(k: &Compaction<P>, cur: &Current<P>, cc: &mut CompactControl) -> CompactResult {
+fn compact_finished<P: PlatformFor<Event>>(k: &Kernel<P>, cur: &Current<P>, cc: &mut CompactControl) -> CompactResult {
     let mut ret = __compact_finished(k, cur, cc);
     if ret == CompactResult::NoSuitablePage {
         ret = CompactResult::Continue;
@@ -649,7 +665,7 @@ fn compact_finished<P: Platform>(k: &Compaction<P>, cur: &Current<P>, cc: &mut C
 /// The fingerprint of a `compact_zone()` loop head: the loop's state, and the values of the
 /// task's own `fatal_signal_pending` and `need_resched` flags that its next reads will see
 /// (their ghost copies; those reads are read-modify-writes, which see the latest value).
-fn loop_fingerprint<P: Platform>(k: &Compaction<P>, cur: &Current<P>, state: &LoopState) -> u64 {
+fn loop_fingerprint<P: PlatformFor<Event>>(k: &Kernel<P>, cur: &Current<P>, state: &LoopState) -> u64 {
     let mut h = DefaultHasher::new();
     state.hash(&mut h);
     if P::Ghost::ENABLED {
@@ -663,7 +679,7 @@ fn loop_fingerprint<P: Platform>(k: &Compaction<P>, cur: &Current<P>, state: &Lo
 /// `compact_zone(cc, capc)` for a direct compactor of the whole zone in `mode`, allocating at
 /// pageblock order. Returns its result, or `None` when the checker stopped a loop that could
 /// not end (it has recorded the `progress` violation).
-pub fn compact_zone<P: Platform>(k: &Compaction<P>, cur: &Current<P>, mode: Mode) -> Option<CompactResult> {
+pub fn compact_zone<P: PlatformFor<Event>>(k: &Kernel<P>, cur: &Current<P>, mode: Mode) -> Option<CompactResult> {
     let cfg = &k.cfg;
     let idx = |pfn: u32| k.page_index(pfn);
     let mut cc = CompactControl {
@@ -679,7 +695,7 @@ pub fn compact_zone<P: Platform>(k: &Compaction<P>, cur: &Current<P>, mode: Mode
         pages: (cfg.zone_start_pfn()..cfg.zone_end_pfn()).map(|pfn| cfg.initial_page(pfn)).collect(),
         shown: None,
     };
-    cur.emit(Event::CompactStart { mode: mode.name() });
+    cur.emit(Event::CompactStart { mode });
     cc.note_scanners(cur);
     let mut last_migrated_pfn = 0u32;
     let (ret, reason) = loop {
@@ -688,15 +704,10 @@ pub fn compact_zone<P: Platform>(k: &Compaction<P>, cur: &Current<P>, mode: Mode
             // The checker found that this loop cannot end and stopped it.
             return None;
         }
-        if k.mutated(Mutation::CompactorInfiniteLoop) {
-            // The liveness self-test: the loop goes round without doing anything.
-            P::yield_now();
-            continue;
-        }
         let ret = compact_finished(k, cur, &mut cc);
         if ret != CompactResult::Continue {
             let reason = match ret {
-                CompactResult::Complete | CompactResult::PartialSkipped => AbortReason::ScannersMet,
+                CompactResult::Complete => AbortReason::ScannersMet,
                 CompactResult::Success => AbortReason::Success,
                 _ => AbortReason::Contended,
             };
@@ -707,7 +718,7 @@ pub fn compact_zone<P: Platform>(k: &Compaction<P>, cur: &Current<P>, mode: Mode
         // (dirty/writeback in async mode) or if the migrated pages are being allocated before
         // the pageblock is cleared."
         cc.rescan = k.pageblock_start_pfn(last_migrated_pfn) == k.pageblock_start_pfn(start_pfn);
-        if k.mutated(Mutation::RescanClearsContended) {
+        if k.mutated(cur, Mutation::RescanClearsContended) {
             cc.clear_contended(cur);
         }
         match isolate_migratepages(k, cur, &mut cc) {
@@ -756,7 +767,12 @@ pub fn compact_zone<P: Platform>(k: &Compaction<P>, cur: &Current<P>, mode: Mode
     // out: "Release free pages and update where the free scanner should restart" (cached
     // positions are not modelled).
     release_freepages(idx, &mut cc);
-    cur.emit(Event::CompactEnd { result: ret, reason: Some(reason), migrate_pfn: cc.migrate_pfn, free_pfn: cc.free_pfn });
+    cur.emit(Event::CompactEnd {
+        result: ret,
+        reason: Some(reason),
+        migrate_pfn: cc.migrate_pfn,
+        free_pfn: cc.free_pfn,
+    });
     Some(ret)
 }
 
@@ -765,7 +781,7 @@ pub fn compact_zone<P: Platform>(k: &Compaction<P>, cur: &Current<P>, mode: Mode
 /// A task that takes `lock` `holds` times and does that lock's work under it: for
 /// `lru_lock`, adding a page to the LRU (`__pagevec_lru_add_fn`); for `zone->lock`, freeing a
 /// page to the buddy lists (`free_one_page`).
-pub fn lock_holder<P: Platform>(k: &Compaction<P>, cur: &Current<P>, lock: HeldLock, holds: u32) {
+pub fn lock_holder<P: PlatformFor<Event>>(k: &Kernel<P>, cur: &Current<P>, lock: HeldLock, holds: u32) {
     let (l, work) = match lock {
         HeldLock::LruLock => (&k.zone.lru_lock, &k.zone.nr_lru_pages),
         HeldLock::ZoneLock => (&k.zone.lock, &k.zone.nr_free_pages),

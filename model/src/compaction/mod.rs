@@ -8,8 +8,8 @@
 //!   `compact_trylock_irqsave()` / `compact_lock_irqsave()`, `compact_unlock_should_abort()`,
 //!   `compact_should_abort()` / `compact_check_resched()`, and the roles that race with them.
 //!
-//! Kernel reference: `../shared/docs/kernel-reference.md` Part B. What the model leaves out,
-//! and why that does not change the verdicts, is said where it is left out.
+//! Kernel sources: docs/kernel-source.md. What the model leaves out, and why that does not
+//! change the verdicts, is said where it is left out.
 //!
 //! # What is shared and what is private
 //!
@@ -23,67 +23,69 @@
 
 #[allow(clippy::module_inception)]
 pub mod compaction;
+pub mod event;
+pub mod mutation;
 
 use std::sync::atomic::AtomicBool as GhostBool;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use core::sync::atomic::Ordering::Relaxed;
 
-use crate::event::{Event, LockName};
-use crate::ghost::{Ghost, MAX_TASKS};
+pub use self::event::{AbortReason, CompactResult, ContendedWhy, Coverage, Event, IsolateMigrate, LRU_LOCK, ZONE_LOCK};
+pub use self::mutation::Mutation;
+use crate::event::{Event as Ev, LockName};
+use crate::ghost::{Ghost, Pid, MAX_TASKS};
 use crate::kernel::sched::{Current, Sched, TimerModel};
-use crate::kernel::spinlock::{spin_is_held, SpinLock};
-use crate::mutation::{ModelKind, Mutation};
+use crate::kernel::spinlock::SpinLock;
+use crate::model::{count, Counters, FieldError, Fields, Model, PlatformFor, RoleKind};
 use crate::platform::{Atomic, Platform};
 
-/// The versions of the series the model knows, by name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Variant {
-    /// The series state before cb2dcaf023 ("norescan-v3r16", after 12/22): an async trylock
-    /// failure sets `cc->contended` and the block scanner breaks out at once;
-    /// `isolate_migratepages()` returns ISOLATE_ABORT on `!low_pfn || cc->contended`;
-    /// `__compact_finished()` tests `contended || fatal_signal_pending()` on its first line;
-    /// `need_resched()` in async mode sets `contended` and aborts.
-    NorescanV3,
-    /// cb2dcaf023 applied ("finishcontend-v3r16", 13/22): `compact_lock_irqsave()` always
-    /// takes the lock and only records contention; the 32-page stop is lifted while contended;
-    /// ISOLATE_ABORT only on `!low_pfn`; the contended/fatal test moves to the end of
-    /// `__compact_finished()`, after the pageblock-alignment check. `need_resched()` in async
-    /// mode still sets `contended` but no longer aborts.
-    FinishcontendV3,
-    /// cf66f0700c8f on top ("do not consider a need to reschedule as contention"):
-    /// `need_resched()` only reschedules; `contended` is set by an async trylock failure or a
-    /// fatal signal.
-    ReschedNotContention,
-    /// 670105a25608 on top ("avoid 100% CPU usage during compaction when a task is killed"):
-    /// when `compact_unlock_should_abort()` aborts the migration block scanner (a fatal
-    /// signal), the block returns `low_pfn = 0`, which `isolate_migratepages()` turns into
-    /// ISOLATE_ABORT and `compact_zone()` into COMPACT_CONTENDED.
-    FatalFix,
+crate::named! {
+    /// The versions of the series the model knows, by name.
+    pub enum Variant {
+        /// The series state before cb2dcaf023 ("norescan-v3r16", after 12/22): an async trylock
+        /// failure sets `cc->contended` and the block scanner breaks out at once;
+        /// `isolate_migratepages()` returns ISOLATE_ABORT on `!low_pfn || cc->contended`;
+        /// `__compact_finished()` tests `contended || fatal_signal_pending()` on its first line;
+        /// `need_resched()` in async mode sets `contended` and aborts.
+        NorescanV3 = "norescan-v3",
+        /// cb2dcaf023 applied ("finishcontend-v3r16", 13/22): `compact_lock_irqsave()` always
+        /// takes the lock and only records contention; the 32-page stop is lifted while
+        /// contended; ISOLATE_ABORT only on `!low_pfn`; the contended/fatal test moves to the end
+        /// of `__compact_finished()`, after the pageblock-alignment check. `need_resched()` in
+        /// async mode still sets `contended` but no longer aborts.
+        FinishcontendV3 = "finishcontend-v3",
+        /// cf66f0700c8f on top ("do not consider a need to reschedule as contention"):
+        /// `need_resched()` only reschedules; `contended` is set by an async trylock failure or
+        /// a fatal signal.
+        ReschedNotContention = "resched-not-contention",
+        /// 670105a25608 on top ("avoid 100% CPU usage during compaction when a task is killed"):
+        /// when `compact_unlock_should_abort()` aborts the migration block scanner (a fatal
+        /// signal), the block returns `low_pfn = 0`, which `isolate_migratepages()` turns into
+        /// ISOLATE_ABORT and `compact_zone()` into COMPACT_CONTENDED.
+        FatalFix = "fatal-fix",
+    }
+}
+
+impl crate::model::Variant for Variant {
+    fn description(self) -> &'static str {
+        match self {
+            Variant::NorescanV3 => {
+                "the series before cb2dcaf023: async trylock failure sets contended and aborts at once"
+            }
+            Variant::FinishcontendV3 => {
+                "cb2dcaf023: record contention, finish the pageblock, abort at the aligned compact_finished check"
+            }
+            Variant::ReschedNotContention => "cf66f0700c8f on top: need_resched no longer sets contended",
+            Variant::FatalFix => {
+                "670105a25608 on top: a fatal signal makes the migration block scanner return 0 (ISOLATE_ABORT)"
+            }
+        }
+    }
 }
 
 impl Variant {
-    pub const ALL: [Variant; 4] =
-        [Variant::NorescanV3, Variant::FinishcontendV3, Variant::ReschedNotContention, Variant::FatalFix];
-    pub fn name(self) -> &'static str {
-        match self {
-            Variant::NorescanV3 => "norescan-v3",
-            Variant::FinishcontendV3 => "finishcontend-v3",
-            Variant::ReschedNotContention => "resched-not-contention",
-            Variant::FatalFix => "fatal-fix",
-        }
-    }
-    pub fn from_name(s: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|v| v.name() == s)
-    }
-    pub fn description(self) -> &'static str {
-        match self {
-            Variant::NorescanV3 => "the series before cb2dcaf023: async trylock failure sets contended and aborts at once",
-            Variant::FinishcontendV3 => "cb2dcaf023: record contention, finish the pageblock, abort at the aligned compact_finished check",
-            Variant::ReschedNotContention => "cf66f0700c8f on top: need_resched no longer sets contended",
-            Variant::FatalFix => "670105a25608 on top: a fatal signal makes the migration block scanner return 0 (ISOLATE_ABORT)",
-        }
-    }
     /// cb2dcaf023: the lock is always taken, contention only recorded, the block finished.
     pub fn finishes_pageblock(self) -> bool {
         !matches!(self, Variant::NorescanV3)
@@ -98,68 +100,53 @@ impl Variant {
     }
 }
 
-/// `enum migrate_mode` of a compaction.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Mode {
-    /// MIGRATE_ASYNC: direct compaction at COMPACT_PRIO_ASYNC; the only mode that trylocks.
-    Async,
-    /// MIGRATE_SYNC_LIGHT: direct compaction at sync priority, kcompactd; always spins.
-    SyncLight,
-    /// MIGRATE_SYNC: direct compaction at COMPACT_PRIO_SYNC_FULL; always spins.
-    Sync,
-}
-
-impl Mode {
-    pub const ALL: [Mode; 3] = [Mode::Async, Mode::SyncLight, Mode::Sync];
-    pub fn name(self) -> &'static str {
-        match self {
-            Mode::Async => "async",
-            Mode::SyncLight => "sync-light",
-            Mode::Sync => "sync",
-        }
-    }
-    pub fn from_name(s: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|m| m.name() == s)
+crate::named! {
+    /// `enum migrate_mode` of a compaction.
+    pub enum Mode {
+        /// MIGRATE_ASYNC: direct compaction at COMPACT_PRIO_ASYNC; the only mode that trylocks.
+        Async = "async",
+        /// MIGRATE_SYNC_LIGHT: direct compaction at sync priority, kcompactd; always spins.
+        SyncLight = "sync-light",
+        /// MIGRATE_SYNC: direct compaction at COMPACT_PRIO_SYNC_FULL; always spins.
+        Sync = "sync",
     }
 }
 
-/// Which lock a lock-holder takes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum HeldLock {
-    /// `pgdat->lru_lock` (`zone_lru_lock(zone)`): a task adding pages to the LRU
-    /// (`__pagevec_lru_add`).
-    LruLock,
-    /// `zone->lock`: a task freeing pages to the buddy lists (`free_one_page`).
-    ZoneLock,
+crate::named! {
+    /// Which lock a lock-holder takes.
+    pub enum HeldLock {
+        /// `pgdat->lru_lock` (`zone_lru_lock(zone)`): a task adding pages to the LRU
+        /// (`__pagevec_lru_add`).
+        LruLock = "lru_lock",
+        /// `zone->lock`: a task freeing pages to the buddy lists (`free_one_page`).
+        ZoneLock = "zone_lock",
+    }
 }
 
 impl HeldLock {
-    pub const ALL: [HeldLock; 2] = [HeldLock::LruLock, HeldLock::ZoneLock];
-    /// The name used in scenario files.
-    pub fn name(self) -> &'static str {
-        match self {
-            HeldLock::LruLock => "lru_lock",
-            HeldLock::ZoneLock => "zone_lock",
-        }
-    }
-    pub fn from_name(s: &str) -> Option<Self> {
-        match s {
-            // "lru" and "zone" are the spellings of the scenario format's first draft (issue 4).
-            "lru_lock" | "lru" => Some(HeldLock::LruLock),
-            "zone_lock" | "zone->lock" | "zone" => Some(HeldLock::ZoneLock),
-            _ => None,
-        }
-    }
     pub fn lock_name(self) -> LockName {
         match self {
-            HeldLock::LruLock => LockName::LruLock,
-            HeldLock::ZoneLock => LockName::ZoneLock,
+            HeldLock::LruLock => LRU_LOCK,
+            HeldLock::ZoneLock => ZONE_LOCK,
         }
+    }
+}
+
+crate::named! {
+    /// The compaction model's invariants (their monitors are the checker's; docs/invariants.md
+    /// states each one with its kernel source).
+    pub enum Invariant {
+        Progress = "progress",
+        FinishPageblock = "finish-pageblock",
+        LockReleased = "lock-released",
+        ContendedMonotonic = "contended-monotonic",
+        SyncNotContended = "sync-not-contended",
+        ScannersOrdered = "scanners-ordered",
     }
 }
 
 /// A thread of a compaction scenario.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Role {
     /// A task in direct compaction: one `compact_zone()` of the zone at `mode`, for an
     /// allocation of pageblock order (a THP fault).
@@ -174,24 +161,6 @@ pub enum Role {
 }
 
 impl Role {
-    pub fn kind(&self) -> &'static str {
-        match self {
-            Role::Compactor { .. } => "compactor",
-            Role::LockHolder { .. } => "lock-holder",
-            Role::Killer { .. } => "killer",
-            Role::Resched { .. } => "resched",
-        }
-    }
-    /// The thread's name in traces.
-    pub fn comm(&self) -> String {
-        match self {
-            Role::Compactor { mode } => format!("compactor({})", mode.name()),
-            Role::LockHolder { lock: HeldLock::LruLock, .. } => "lru-holder".into(),
-            Role::LockHolder { lock: HeldLock::ZoneLock, .. } => "zone-holder".into(),
-            Role::Killer { target } => format!("killer(T{target})"),
-            Role::Resched { target } => format!("resched(T{target})"),
-        }
-    }
     pub fn mode(&self) -> Option<Mode> {
         match *self {
             Role::Compactor { mode } => Some(mode),
@@ -201,7 +170,7 @@ impl Role {
 }
 
 /// One run's configuration.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Config {
     pub variant: Variant,
     pub mutation: Option<Mutation>,
@@ -223,56 +192,6 @@ impl Config {
     pub const DEFAULT_PAGES_PER_BLOCK: u32 = 2;
     pub const DEFAULT_SWAP_CLUSTER_MAX: u32 = 1;
     pub const DEFAULT_COMPACT_CLUSTER_MAX: u32 = 1;
-
-    /// Checks that the configuration is one the kernel (scaled down) could have.
-    pub fn validate(&self) -> Result<(), String> {
-        if !self.roles.iter().any(|r| matches!(r, Role::Compactor { .. })) {
-            return Err("a compaction scenario needs at least one compactor".into());
-        }
-        if self.roles.len() > MAX_TASKS {
-            return Err(format!("at most {MAX_TASKS} threads"));
-        }
-        if !(2..=8).contains(&self.pageblocks) {
-            return Err(format!("pageblocks = {} is out of range 2..=8", self.pageblocks));
-        }
-        let ppb = self.pages_per_block;
-        if !(2..=16).contains(&ppb) || !ppb.is_power_of_two() {
-            return Err(format!("pages_per_block = {ppb} must be a power of two in 2..=16 (pageblock_nr_pages is 1 << pageblock_order)"));
-        }
-        let scm = self.swap_cluster_max;
-        if scm == 0 || !scm.is_power_of_two() || scm > ppb {
-            return Err(format!(
-                "swap_cluster_max = {scm} must be a power of two no larger than pages_per_block = {ppb} (SWAP_CLUSTER_MAX divides pageblock_nr_pages)"
-            ));
-        }
-        if self.compact_cluster_max == 0 || self.compact_cluster_max > ppb * self.pageblocks {
-            return Err(format!("compact_cluster_max = {} is out of range 1..={}", self.compact_cluster_max, ppb * self.pageblocks));
-        }
-        for (pid, r) in self.roles.iter().enumerate() {
-            if let Role::Killer { target } | Role::Resched { target } = *r {
-                match self.roles.get(target) {
-                    Some(Role::Compactor { .. }) => {}
-                    _ => {
-                        return Err(format!(
-                            "thread {pid} ({}) targets T{target}, which is not a compactor",
-                            r.kind()
-                        ))
-                    }
-                }
-            }
-            if let Role::LockHolder { holds, .. } = *r {
-                if holds == 0 {
-                    return Err(format!("thread {pid}: a lock-holder takes its lock at least once"));
-                }
-            }
-        }
-        if let Some(m) = self.mutation {
-            if m.model() != ModelKind::Compaction {
-                return Err(format!("mutation {} belongs to the {} model", m.name(), m.model().name()));
-            }
-        }
-        Ok(())
-    }
 
     /// `zone->zone_start_pfn`: the zone starts at pageblock 1, so no pfn of the zone is 0
     /// (0 is the block scanner's "abort" return value, as in the kernel, where no zone starts
@@ -348,7 +267,7 @@ pub struct Zone<P: Platform> {
 }
 
 /// The kernel state of one run.
-pub struct Compaction<P: Platform> {
+pub struct Kernel<P: Platform> {
     pub sched: Sched<P>,
     pub cfg: Config,
     pub zone: Zone<P>,
@@ -356,21 +275,12 @@ pub struct Compaction<P: Platform> {
     pub flags: Vec<TaskFlags<P>>,
 }
 
-/// What the state looks like when every thread has finished.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FinalState {
-    /// `lru_lock` still held (a ghost observation).
-    pub lru_lock_held: bool,
-    /// `zone->lock` still held (a ghost observation).
-    pub zone_lock_held: bool,
-}
-
 /// Large enough that the counters never underflow.
 const INITIAL_COUNT: u64 = 1 << 20;
 
-impl<P: Platform> Compaction<P> {
+impl<P: PlatformFor<Event>> Kernel<P> {
     pub fn new(cfg: Config, ghost: Arc<P::Ghost>) -> Self {
-        let comms = cfg.roles.iter().map(Role::comm).collect();
+        let comms = cfg.roles.iter().map(Compaction::comm).collect();
         // Compaction has no timers; the timer model is never consulted.
         let sched = Sched::new(comms, TimerModel::Never, ghost);
         let flags = cfg
@@ -383,12 +293,12 @@ impl<P: Platform> Compaction<P> {
                 ghost_need_resched: GhostBool::new(false),
             })
             .collect();
-        Compaction {
+        Kernel {
             sched,
             zone: Zone {
-                lru_lock: SpinLock::new(LockName::LruLock),
+                lru_lock: SpinLock::new(LRU_LOCK),
                 nr_lru_pages: P::AtomicU64::new(INITIAL_COUNT),
-                lock: SpinLock::new(LockName::ZoneLock),
+                lock: SpinLock::new(ZONE_LOCK),
                 nr_free_pages: P::AtomicU64::new(INITIAL_COUNT),
             },
             flags,
@@ -396,16 +306,28 @@ impl<P: Platform> Compaction<P> {
         }
     }
 
-    /// Is seeded bug `m` active? Always false in the runtime build.
+    /// Is seeded bug `m` active? Always false in the runtime build. When it is, the mutated
+    /// code is about to run, and the checker is told so.
     #[inline(always)]
-    pub fn mutated(&self, m: Mutation) -> bool {
-        P::Ghost::ENABLED && self.cfg.mutation == Some(m)
+    pub fn mutated(&self, cur: &Current<P>, m: Mutation) -> bool {
+        let on = P::Ghost::ENABLED && self.cfg.mutation == Some(m);
+        if on {
+            cur.mutation_reached();
+        }
+        on
     }
 
     /// Run task `pid`'s role to completion on the calling thread.
-    pub fn run_task(&self, pid: usize) {
+    pub fn run_task(&self, pid: Pid) {
         let cur = self.sched.enter(pid);
         match self.cfg.roles[pid] {
+            Role::Compactor { .. } if self.mutated(&cur, Mutation::CompactorInfiniteLoop) => {
+                // The liveness self-test: a compact_zone() loop that goes round without doing
+                // anything.
+                while cur.loop_head(0) {
+                    P::yield_now();
+                }
+            }
             Role::Compactor { mode } => {
                 compaction::compact_zone(self, &cur, mode);
             }
@@ -419,16 +341,11 @@ impl<P: Platform> Compaction<P> {
         }
         cur.exit();
     }
-
-    /// Read the final state (call after every thread has been joined).
-    pub fn final_state(&self) -> FinalState {
-        FinalState { lru_lock_held: spin_is_held(&self.zone.lru_lock), zone_lock_held: spin_is_held(&self.zone.lock) }
-    }
 }
 
 /// The killer: `kill(target, SIGKILL)`. Signal delivery (`siglock`, `signal_wake_up()`) is
 /// reduced to setting the flag `fatal_signal_pending()` reads.
-pub fn send_sigkill<P: Platform>(k: &Compaction<P>, cur: &Current<P>, target: usize) {
+pub fn send_sigkill<P: PlatformFor<Event>>(k: &Kernel<P>, cur: &Current<P>, target: usize) {
     let f = &k.flags[target];
     f.sigkill.store(true, Relaxed);
     if P::Ghost::ENABLED {
@@ -438,7 +355,7 @@ pub fn send_sigkill<P: Platform>(k: &Compaction<P>, cur: &Current<P>, target: us
 }
 
 /// The scheduler: `set_tsk_need_resched(target)`.
-pub fn set_tsk_need_resched<P: Platform>(k: &Compaction<P>, cur: &Current<P>, target: usize) {
+pub fn set_tsk_need_resched<P: PlatformFor<Event>>(k: &Kernel<P>, cur: &Current<P>, target: usize) {
     let f = &k.flags[target];
     f.need_resched.store(true, Relaxed);
     if P::Ghost::ENABLED {
@@ -447,12 +364,338 @@ pub fn set_tsk_need_resched<P: Platform>(k: &Compaction<P>, cur: &Current<P>, ta
     cur.emit(Event::ReschedSet { target });
 }
 
-/// Run one execution of `cfg` on platform `P`: spawn every role, join them, return the
-/// final state. This is the same function under loom, shuttle and real threads.
-pub fn run<P: Platform>(cfg: &Config, ghost: Arc<P::Ghost>) -> FinalState {
-    let k = Arc::new(Compaction::<P>::new(cfg.clone(), ghost));
-    let names = cfg.roles.iter().map(Role::comm).collect();
-    let kk = Arc::clone(&k);
-    crate::kernel::sched::run_tasks::<P, _>(names, Arc::new(move |pid| kk.run_task(pid)));
-    k.final_state()
+/// The compaction model.
+pub struct Compaction;
+
+impl Model for Compaction {
+    const NAME: &'static str = "compaction";
+    const ROLES: &'static [RoleKind] = &[
+        RoleKind { name: "compactor", keys: &["mode"] },
+        RoleKind { name: "lock-holder", keys: &["lock", "holds"] },
+        RoleKind { name: "killer", keys: &["target"] },
+        RoleKind { name: "resched", keys: &["target"] },
+    ];
+    const PARAMS: &'static [&'static str] =
+        &["pageblocks", "pages_per_block", "swap_cluster_max", "compact_cluster_max"];
+    const CONTENDED_PATH: &'static [Coverage] =
+        &[Coverage::LockContended, Coverage::ContendedSet, Coverage::FatalSeen, Coverage::ReschedSeen];
+
+    type Variant = Variant;
+    type Event = Event;
+    type Coverage = Coverage;
+    type Invariant = Invariant;
+    type Mutation = Mutation;
+    type Role = Role;
+    type Config = Config;
+    /// Nothing: every compaction invariant is a property of the trace.
+    type Final = ();
+    type Kernel<P: PlatformFor<Event>> = Kernel<P>;
+
+    fn variant(cfg: &Config) -> Variant {
+        cfg.variant
+    }
+    fn with_variant(cfg: &Config, variant: Variant) -> Config {
+        Config { variant, ..cfg.clone() }
+    }
+    fn mutation(cfg: &Config) -> Option<Mutation> {
+        cfg.mutation
+    }
+    fn without_mutation(cfg: &Config) -> Config {
+        Config { mutation: None, ..cfg.clone() }
+    }
+    fn roles(cfg: &Config) -> &[Role] {
+        &cfg.roles
+    }
+    fn role_kind(role: &Role) -> &'static str {
+        match role {
+            Role::Compactor { .. } => "compactor",
+            Role::LockHolder { .. } => "lock-holder",
+            Role::Killer { .. } => "killer",
+            Role::Resched { .. } => "resched",
+        }
+    }
+    fn comm(role: &Role) -> String {
+        match role {
+            Role::Compactor { mode } => format!("compactor({mode})"),
+            Role::LockHolder { lock: HeldLock::LruLock, .. } => "lru-holder".into(),
+            Role::LockHolder { lock: HeldLock::ZoneLock, .. } => "zone-holder".into(),
+            Role::Killer { target } => format!("killer(T{target})"),
+            Role::Resched { target } => format!("resched(T{target})"),
+        }
+    }
+
+    fn parse_role(kind: &str, f: &mut Fields, kinds: &[&str]) -> Result<Role, FieldError> {
+        let target = |f: &mut Fields| -> Result<usize, FieldError> {
+            let pid = match f.int::<usize>("target", 0..=kinds.len() as i64 - 1)? {
+                Some(pid) => pid,
+                None => kinds
+                    .iter()
+                    .position(|k| *k == "compactor")
+                    .ok_or_else(|| f.error("target", "no compactor to target"))?,
+            };
+            if kinds[pid] != "compactor" {
+                return Err(
+                    f.error("target", format!("thread {pid} is not a compactor (targets are thread indexes, from 0)"))
+                );
+            }
+            Ok(pid)
+        };
+        Ok(match kind {
+            "compactor" => Role::Compactor { mode: f.named("mode", &[])?.unwrap_or(Mode::Async) },
+            "lock-holder" => {
+                // "lru", "zone" and "zone->lock": the spellings of the scenario format's first draft.
+                let aliases =
+                    [("lru", HeldLock::LruLock), ("zone", HeldLock::ZoneLock), ("zone->lock", HeldLock::ZoneLock)];
+                let lock = f
+                    .named("lock", &aliases)?
+                    .ok_or_else(|| f.error("lock", "a lock-holder needs a lock: \"lru_lock\" or \"zone_lock\""))?;
+                Role::LockHolder { lock, holds: f.int_or("holds", 1..=8, 1)? }
+            }
+            "killer" => Role::Killer { target: target(f)? },
+            "resched" => Role::Resched { target: target(f)? },
+            _ => unreachable!("the checker passes only this model's role kinds"),
+        })
+    }
+
+    fn configure(
+        variant: Variant,
+        mutation: Option<Mutation>,
+        roles: Vec<Role>,
+        params: &mut Fields,
+    ) -> Result<Config, FieldError> {
+        let pageblocks = params.int_or("pageblocks", 2..=8, Config::DEFAULT_PAGEBLOCKS)?;
+        let pages_per_block = params.int_or("pages_per_block", 2..=16, Config::DEFAULT_PAGES_PER_BLOCK)?;
+        if !pages_per_block.is_power_of_two() {
+            return Err(params.error(
+                "pages_per_block",
+                format!("{pages_per_block} is not a power of two (pageblock_nr_pages is 1 << pageblock_order)"),
+            ));
+        }
+        let swap_cluster_max = params.int_or(
+            "swap_cluster_max",
+            1..=pages_per_block as i64,
+            Config::DEFAULT_SWAP_CLUSTER_MAX.min(pages_per_block),
+        )?;
+        if !swap_cluster_max.is_power_of_two() {
+            return Err(params.error(
+                "swap_cluster_max",
+                format!("{swap_cluster_max} is not a power of two (SWAP_CLUSTER_MAX divides pageblock_nr_pages)"),
+            ));
+        }
+        let pfns = (pageblocks * pages_per_block) as i64;
+        let compact_cluster_max =
+            params.int_or("compact_cluster_max", 1..=pfns, Config::DEFAULT_COMPACT_CLUSTER_MAX)?;
+        let cfg =
+            Config { variant, mutation, roles, pageblocks, pages_per_block, swap_cluster_max, compact_cluster_max };
+        Self::validate(&cfg).map_err(|m| FieldError { field: "thread".into(), message: m })?;
+        Ok(cfg)
+    }
+
+    fn validate(cfg: &Config) -> Result<(), String> {
+        if !cfg.roles.iter().any(|r| matches!(r, Role::Compactor { .. })) {
+            return Err("a compaction scenario needs at least one compactor".into());
+        }
+        if cfg.roles.len() > MAX_TASKS {
+            return Err(format!("at most {MAX_TASKS} threads"));
+        }
+        if !(2..=8).contains(&cfg.pageblocks) {
+            return Err(format!("pageblocks = {} is out of range 2..=8", cfg.pageblocks));
+        }
+        let ppb = cfg.pages_per_block;
+        if !(2..=16).contains(&ppb) || !ppb.is_power_of_two() {
+            return Err(format!(
+                "pages_per_block = {ppb} must be a power of two in 2..=16 (pageblock_nr_pages is 1 << pageblock_order)"
+            ));
+        }
+        let scm = cfg.swap_cluster_max;
+        if scm == 0 || !scm.is_power_of_two() || scm > ppb {
+            return Err(format!(
+                "swap_cluster_max = {scm} must be a power of two no larger than pages_per_block = {ppb} (SWAP_CLUSTER_MAX divides pageblock_nr_pages)"
+            ));
+        }
+        if cfg.compact_cluster_max == 0 || cfg.compact_cluster_max > ppb * cfg.pageblocks {
+            return Err(format!(
+                "compact_cluster_max = {} is out of range 1..={}",
+                cfg.compact_cluster_max,
+                ppb * cfg.pageblocks
+            ));
+        }
+        for (pid, r) in cfg.roles.iter().enumerate() {
+            if let Role::Killer { target } | Role::Resched { target } = *r {
+                if !matches!(cfg.roles.get(target), Some(Role::Compactor { .. })) {
+                    return Err(format!(
+                        "thread {pid} ({}) targets T{target}, which is not a compactor",
+                        Self::role_kind(r)
+                    ));
+                }
+            }
+            if let Role::LockHolder { holds: 0, .. } = *r {
+                return Err(format!("thread {pid}: a lock-holder takes its lock at least once"));
+            }
+        }
+        Ok(())
+    }
+
+    fn coverage(ev: &Ev<Event>) -> Option<Coverage> {
+        Coverage::of(ev)
+    }
+
+    fn boot<P: PlatformFor<Event>>(cfg: &Config, ghost: Arc<P::Ghost>) -> Kernel<P> {
+        Kernel::new(cfg.clone(), ghost)
+    }
+    fn run_task<P: PlatformFor<Event>>(k: &Kernel<P>, pid: Pid) {
+        k.run_task(pid)
+    }
+    fn final_state<P: PlatformFor<Event>>(_k: &Kernel<P>) {}
+
+    fn scale(cfg: &Config, k: usize, work: u32, _hold_spins: u32) -> Result<Config, String> {
+        if k <= 1 && work <= 1 {
+            return Ok(cfg.clone());
+        }
+        let n = cfg.roles.len();
+        let mut roles = Vec::new();
+        for i in 0..k.max(1) {
+            for r in &cfg.roles {
+                roles.push(match r.clone() {
+                    Role::LockHolder { lock, holds } => Role::LockHolder { lock, holds: holds * work },
+                    // Killers and resched threads name their compactor by pid: aim each copy at
+                    // the compactor of its own copy.
+                    Role::Killer { target } => Role::Killer { target: target + i * n },
+                    Role::Resched { target } => Role::Resched { target: target + i * n },
+                    other => other,
+                });
+            }
+        }
+        let c = Config { roles, ..cfg.clone() };
+        Self::validate(&c)?;
+        Ok(c)
+    }
+
+    /// Compaction has no timers.
+    fn real_time(cfg: &Config, _jiffy: Duration) -> Config {
+        cfg.clone()
+    }
+
+    const COUNTERS: &'static [&'static str] = &[
+        "elapsed-us",
+        "cpu-us",
+        "lock-contended",
+        "contended-set",
+        "block-finished",
+        "block-abandoned",
+        "migrate-scanned",
+        "free-scanned",
+        "isolated-migrate",
+        "isolated-free",
+        "migrated",
+        "end-Success",
+        "end-ScannersMet",
+        "end-Contended",
+        "end-IsolateAbort",
+        "end-NoMemory",
+        "loops-stopped",
+        "lock-hold-us",
+        "lock-wait-us",
+    ];
+    const RATIOS: &'static [(&'static str, &'static str)] = &[
+        ("cpu-us", "elapsed-us"),
+        ("migrate-scanned", "block-finished"),
+        ("free-scanned", "migrated"),
+        ("lock-wait-us", "lock-contended"),
+    ];
+
+    fn counters(cfg: &Config, events: &[(Pid, Ev<Event>)], times: &[Instant], out: &mut Counters) {
+        let tasks = cfg.roles.len();
+        // Each compactor's last scanner positions (migrate_pfn, free_pfn).
+        let mut scanners: Vec<Option<(u32, u32)>> = vec![None; tasks];
+        for (i, (p, e)) in events.iter().enumerate() {
+            if times.get(i).is_none() {
+                break;
+            }
+            match e {
+                Ev::Proto(Event::Isolated { free, pages, .. }) => {
+                    count(out, if *free { "isolated-free" } else { "isolated-migrate" }, *pages as f64)
+                }
+                Ev::Proto(Event::Migrated { pages, .. }) => count(out, "migrated", *pages as f64),
+                Ev::Proto(Event::ScannerAt { migrate_pfn, free_pfn }) => scanners[*p] = Some((*migrate_pfn, *free_pfn)),
+                Ev::Proto(Event::CompactEnd { reason, migrate_pfn, free_pfn, .. }) => {
+                    scanners[*p] = Some((*migrate_pfn, *free_pfn));
+                    let r = reason.map(|r| format!("end-{r:?}")).unwrap_or_else(|| "end-none".into());
+                    count(out, &r, 1.0);
+                }
+                Ev::Kernel(
+                    crate::event::KernelEvent::Livelock { .. } | crate::event::KernelEvent::StepBound { .. },
+                ) => count(out, "loops-stopped", 1.0),
+                _ => {}
+            }
+        }
+        crate::model::lock_times(events, times, tasks, |e| matches!(e, Event::LockContended { .. }), out);
+        // Pages each scanner has covered, from where it stopped: the migration scanner scans
+        // up from the zone start; the free scanner scans pageblocks down from the zone end,
+        // each one upwards from its start. (A one-pass count: the model's scanners never go
+        // back, and pfns re-read within a pageblock by a rescan are not counted.)
+        let (start, end, ppb) = (cfg.zone_start_pfn(), cfg.zone_end_pfn(), cfg.pages_per_block);
+        for (m, f) in scanners.into_iter().flatten() {
+            count(out, "migrate-scanned", m.saturating_sub(start) as f64);
+            let bs = f & !(ppb - 1);
+            let free = if f == bs { end.saturating_sub(f) } else { end.saturating_sub(bs + ppb) + (f - bs) };
+            count(out, "free-scanned", free as f64);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ghost::NoGhost;
+    use crate::platform::Std;
+
+    fn cfg(roles: Vec<Role>) -> Config {
+        Config {
+            variant: Variant::FatalFix,
+            mutation: None,
+            roles,
+            pageblocks: 4,
+            pages_per_block: 4,
+            swap_cluster_max: 2,
+            compact_cluster_max: 1,
+        }
+    }
+
+    #[test]
+    fn validation_refuses_what_the_kernel_cannot_have() {
+        let compactor = Role::Compactor { mode: Mode::Async };
+        assert!(Compaction::validate(&cfg(vec![compactor.clone(), Role::Killer { target: 0 }])).is_ok());
+        assert!(Compaction::validate(&cfg(vec![Role::LockHolder { lock: HeldLock::LruLock, holds: 1 }]))
+            .unwrap_err()
+            .contains("at least one compactor"));
+        assert!(Compaction::validate(&cfg(vec![compactor.clone(), Role::Killer { target: 1 }]))
+            .unwrap_err()
+            .contains("not a compactor"));
+        assert!(Compaction::validate(&Config { pages_per_block: 3, ..cfg(vec![compactor.clone()]) })
+            .unwrap_err()
+            .contains("power of two"));
+        assert!(Compaction::validate(&Config { swap_cluster_max: 8, ..cfg(vec![compactor.clone()]) })
+            .unwrap_err()
+            .contains("no larger than"));
+        assert!(Compaction::validate(&cfg(vec![compactor, Role::LockHolder { lock: HeldLock::ZoneLock, holds: 0 }]))
+            .unwrap_err()
+            .contains("at least once"));
+    }
+
+    #[test]
+    fn the_initial_zone_has_movable_sources_below_and_free_pages_above_but_no_free_pageblock() {
+        let c = cfg(vec![Role::Compactor { mode: Mode::Async }]);
+        assert_eq!((c.zone_start_pfn(), c.zone_end_pfn(), c.source_blocks()), (4, 20, 2));
+        let pages: Vec<PageState> = (c.zone_start_pfn()..c.zone_end_pfn()).map(|pfn| c.initial_page(pfn)).collect();
+        // Source pageblocks (the lower half): every page on the LRU.
+        assert!(pages[..8].iter().all(|p| *p == PageState::Lru));
+        // Target pageblocks: every other page free, starting with the first.
+        for (i, p) in pages[8..].iter().enumerate() {
+            assert_eq!(*p, if i % 2 == 0 { PageState::Buddy } else { PageState::Lru }, "pfn {}", 12 + i);
+        }
+        assert!(pages.chunks(4).all(|b| b.iter().any(|p| *p != PageState::Buddy)), "no pageblock starts free");
+        let k = Kernel::<Std<NoGhost<Event>>>::new(c, Arc::new(NoGhost::default()));
+        assert!(k.flags.iter().all(|f| !f.sigkill.load(Relaxed) && !f.need_resched.load(Relaxed)));
+    }
 }

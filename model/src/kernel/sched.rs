@@ -14,7 +14,7 @@ use core::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, SeqCst};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
-use crate::event::Event;
+use crate::event::{Event, KernelEvent};
 use crate::ghost::{Ghost, LoopVerdict, Pid, SleepDecision};
 use crate::platform::{Atomic, Join, Platform};
 
@@ -25,7 +25,7 @@ pub const TASK_UNINTERRUPTIBLE: u32 = 2;
 pub const TASK_NORMAL: u32 = TASK_INTERRUPTIBLE | TASK_UNINTERRUPTIBLE;
 
 /// When a sleeping task's timer expires.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum TimerModel {
     /// Never: the sleeper waits only for a wake-up. A sleeper that nobody will wake is a lost
     /// wakeup (reported by the checker, never as a bare deadlock).
@@ -118,11 +118,18 @@ impl<'a, P: Platform> Current<'a, P> {
     pub fn pid(&self) -> Pid {
         self.task.pid
     }
-    /// Report a protocol event (a no-op in the runtime build).
+    /// Report an event, the kernel's or the protocol's (a no-op in the runtime build).
     #[inline(always)]
-    pub fn emit(&self, ev: Event) {
+    pub fn emit(&self, ev: impl Into<Event<<P::Ghost as Ghost>::Proto>>) {
         if P::Ghost::ENABLED {
-            self.sched.ghost.emit(self.task.pid, ev)
+            self.sched.ghost.emit(self.task.pid, ev.into())
+        }
+    }
+    /// The configuration's seeded mutation is running here (see [`Ghost::mutation_reached`]).
+    #[inline(always)]
+    pub fn mutation_reached(&self) {
+        if P::Ghost::ENABLED {
+            self.sched.ghost.mutation_reached(self.task.pid)
         }
     }
     /// A loop head: `false` means the checker stopped this loop (see [`Ghost::loop_head`]).
@@ -193,25 +200,25 @@ pub fn try_to_wake_up<P: Platform>(sched: &Sched<P>, p: &Task<P>, mode: u32) -> 
 pub fn io_schedule_timeout<P: Platform>(cur: &Current<P>, timeout: u64) -> u64 {
     let task = cur.task;
     let sleep_state = task.sleep_state.load(Relaxed);
-    cur.emit(Event::Schedule { timeout });
+    cur.emit(KernelEvent::Schedule { timeout });
     match cur.sched.timer {
         TimerModel::AnyTime => {
             // The timer's expiry is this one explored step; the explorer decides whether a
             // waker's try_to_wake_up comes before it (woken) or after it (timed out).
             match task.state.compare_exchange(sleep_state, TASK_RUNNING, AcqRel, Acquire) {
                 Ok(_) => {
-                    cur.emit(Event::TimedOut { jiffies: timeout });
+                    cur.emit(KernelEvent::TimedOut { jiffies: timeout });
                     0
                 }
                 Err(_) => {
-                    cur.emit(Event::Woken);
+                    cur.emit(KernelEvent::Woken);
                     timeout
                 }
             }
         }
         TimerModel::Never => loop {
             if task.state.load(Acquire) == TASK_RUNNING {
-                cur.emit(Event::Woken);
+                cur.emit(KernelEvent::Woken);
                 return timeout;
             }
             if P::Ghost::ENABLED {
@@ -233,7 +240,7 @@ pub fn io_schedule_timeout<P: Platform>(cur: &Current<P>, timeout: u64) -> u64 {
             let deadline = Instant::now() + jiffy * timeout as u32;
             loop {
                 if task.state.load(Acquire) == TASK_RUNNING {
-                    cur.emit(Event::Woken);
+                    cur.emit(KernelEvent::Woken);
                     let left = deadline.saturating_duration_since(Instant::now());
                     return (left.as_nanos() / jiffy.as_nanos().max(1)) as u64;
                 }
@@ -242,11 +249,11 @@ pub fn io_schedule_timeout<P: Platform>(cur: &Current<P>, timeout: u64) -> u64 {
                     // process_timeout(): wake_up_process(), racing with any waker.
                     return match task.state.compare_exchange(sleep_state, TASK_RUNNING, AcqRel, Acquire) {
                         Ok(_) => {
-                            cur.emit(Event::TimedOut { jiffies: timeout });
+                            cur.emit(KernelEvent::TimedOut { jiffies: timeout });
                             0
                         }
                         Err(_) => {
-                            cur.emit(Event::Woken);
+                            cur.emit(KernelEvent::Woken);
                             0
                         }
                     };
@@ -260,41 +267,74 @@ pub fn io_schedule_timeout<P: Platform>(cur: &Current<P>, timeout: u64) -> u64 {
 /// Timer model `never`: the checker found that nobody can wake this task. Record it and let
 /// the task run on as if woken, so the execution can end.
 fn slept_forever<P: Platform>(cur: &Current<P>) -> u64 {
-    cur.emit(Event::SleptForever);
+    cur.emit(KernelEvent::SleptForever);
     cur.task.state.store(TASK_RUNNING, Relaxed);
     0
 }
 
+/// How the tasks of a run start. Under an explorer they all start at once and the explorer
+/// decides who runs; on real threads they wait at a gate until all exist (nothing else would
+/// make them overlap), then each waits its own delay.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Start {
+    /// Real threads only: per pid, how long after the gate the task begins.
+    pub delays: Vec<Duration>,
+}
+
 /// Run `n` tasks to completion: tasks `0..n-1` on spawned threads and the last one on the
-/// calling thread (which is itself an explored thread under loom and shuttle, so a
-/// scenario may have as many tasks as the explorer has threads), then join them. On real
-/// threads every task starts behind a barrier, since nothing else would make them overlap.
-pub fn run_tasks<P: Platform, F: Fn(Pid) + Send + Sync + 'static>(names: Vec<String>, task: Arc<F>) {
+/// calling thread (which is itself an explored thread under loom and shuttle, so a scenario
+/// may have as many tasks as the explorer has threads), then join them. On real threads every
+/// task starts behind a gate, after its delay in `start`, and the CPU time the tasks used
+/// (summed over them) is returned when the platform can measure it.
+pub fn run_tasks<P: Platform, F: Fn(Pid) + Send + Sync + 'static>(
+    names: Vec<String>,
+    start: &Start,
+    task: Arc<F>,
+) -> Option<u64> {
     let n = names.len();
     if n == 0 {
-        return;
+        return Some(0);
     }
-    let gate = P::REAL_THREADS.then(|| Arc::new(std::sync::Barrier::new(n)));
+    let real = P::REAL_THREADS.then(|| {
+        (Arc::new(std::sync::Barrier::new(n)), Arc::new(std::sync::Mutex::new(Some(0u64))), start.delays.clone())
+    });
+    // The body of task `pid` on its thread.
+    let body = {
+        let real = real.clone();
+        move |pid: Pid| match &real {
+            None => task(pid),
+            Some((gate, cpu, delays)) => {
+                gate.wait();
+                let delay = delays.get(pid).copied().unwrap_or_default();
+                if !delay.is_zero() {
+                    // Sleeping would round up to the timer slack (50 us or more); spin, but
+                    // give the CPU away while waiting: threads outnumber cores.
+                    let until = Instant::now() + delay;
+                    while Instant::now() < until {
+                        P::yield_now();
+                    }
+                }
+                let t0 = P::thread_cpu_ns();
+                task(pid);
+                let used = P::thread_cpu_ns().zip(t0).map(|(b, a)| b.saturating_sub(a));
+                let mut total = cpu.lock().unwrap_or_else(|e| e.into_inner());
+                *total = total.zip(used).map(|(a, b)| a + b);
+            }
+        }
+    };
+    let body = Arc::new(body);
     let handles: Vec<P::JoinHandle> = names
         .into_iter()
         .enumerate()
         .take(n - 1)
         .map(|(pid, name)| {
-            let task = Arc::clone(&task);
-            let gate = gate.clone();
-            P::spawn(name, move || {
-                if let Some(g) = gate {
-                    g.wait();
-                }
-                task(pid)
-            })
+            let body = Arc::clone(&body);
+            P::spawn(name, move || body(pid))
         })
         .collect();
-    if let Some(g) = &gate {
-        g.wait();
-    }
-    task(n - 1);
+    body(n - 1);
     for h in handles {
         h.join();
     }
+    real.and_then(|(_, cpu, _)| *cpu.lock().unwrap_or_else(|e| e.into_inner()))
 }

@@ -9,7 +9,7 @@ use core::sync::atomic::Ordering::Relaxed;
 use std::sync::atomic::AtomicUsize;
 
 use super::sched::Current;
-use crate::event::{Event, LockName};
+use crate::event::{KernelEvent, LockName};
 use crate::ghost::Ghost;
 use crate::platform::{Platform, RawSpinLock};
 
@@ -26,7 +26,7 @@ impl<P: Platform> SpinLock<P> {
     pub fn new(name: LockName) -> Self {
         // Wait-queue locks are never trylocked (the loom platform keeps no trylock flag for
         // them); their events are recorded as detail (`mmcheck check --verbose` shows them).
-        let trylock = !matches!(name, LockName::WaitQueue(_));
+        let trylock = !name.is_wait_queue();
         SpinLock { raw: P::SpinLock::new(trylock), name, owner: AtomicUsize::new(NO_OWNER) }
     }
 
@@ -39,7 +39,7 @@ impl<P: Platform> SpinLock<P> {
     fn acquired(&self, cur: &Current<P>, trylock: bool) {
         if P::Ghost::ENABLED {
             self.owner.store(cur.pid(), Relaxed);
-            cur.emit(Event::LockAcquired { lock: self.name, trylock });
+            cur.emit(KernelEvent::LockAcquired { lock: self.name, trylock });
         }
     }
 
@@ -47,7 +47,7 @@ impl<P: Platform> SpinLock<P> {
     /// other tasks can go on.
     pub fn release_if_leaked(&self, cur: &Current<P>) {
         if self.held_by(cur.pid()) {
-            cur.emit(Event::LockLeaked { lock: self.name });
+            cur.emit(KernelEvent::LockLeaked { lock: self.name });
             self.owner.store(NO_OWNER, Relaxed);
             self.raw.unlock();
         }
@@ -59,7 +59,7 @@ impl<P: Platform> SpinLock<P> {
 pub fn spin_lock<P: Platform>(cur: &Current<P>, lock: &SpinLock<P>) {
     if P::Ghost::ENABLED && lock.held_by(cur.pid()) {
         // The kernel would spin forever here; report it and carry on as the holder.
-        cur.emit(Event::LockRecursion { lock: lock.name });
+        cur.emit(KernelEvent::LockRecursion { lock: lock.name });
         return;
     }
     lock.raw.lock();
@@ -74,7 +74,7 @@ pub fn spin_trylock<P: Platform>(cur: &Current<P>, lock: &SpinLock<P>) -> bool {
         true
     } else {
         if P::Ghost::ENABLED {
-            cur.emit(Event::TrylockFailed { lock: lock.name });
+            cur.emit(KernelEvent::TrylockFailed { lock: lock.name });
         }
         false
     }
@@ -85,13 +85,8 @@ pub fn spin_trylock<P: Platform>(cur: &Current<P>, lock: &SpinLock<P>) -> bool {
 pub fn spin_unlock<P: Platform>(cur: &Current<P>, lock: &SpinLock<P>) {
     if P::Ghost::ENABLED {
         lock.owner.store(NO_OWNER, Relaxed);
-        lock.raw.unlock_with(|| cur.emit(Event::LockReleased { lock: lock.name }));
+        lock.raw.unlock_with(|| cur.emit(KernelEvent::LockReleased { lock: lock.name }));
         return;
     }
     lock.raw.unlock();
-}
-
-/// `spin_is_locked(lock)`-style ghost query used by monitors of final state.
-pub fn spin_is_held<P: Platform>(lock: &SpinLock<P>) -> bool {
-    P::Ghost::ENABLED && lock.owner.load(Relaxed) != NO_OWNER
 }

@@ -6,9 +6,11 @@
 
 use core::sync::atomic::Ordering::Relaxed;
 
-use super::sched::{set_current_state, try_to_wake_up, Current, TASK_INTERRUPTIBLE, TASK_NORMAL, TASK_RUNNING, __set_current_state};
+use super::sched::{
+    __set_current_state, set_current_state, try_to_wake_up, Current, TASK_INTERRUPTIBLE, TASK_NORMAL, TASK_RUNNING,
+};
 use super::spinlock::{spin_lock, spin_unlock, SpinLock};
-use crate::event::{Event, LockName, Wq};
+use crate::event::{KernelEvent, LockName, Wq};
 use crate::platform::{Atomic, AtomicInt, Platform};
 
 pub struct WaitQueueHead<P: Platform> {
@@ -33,7 +35,7 @@ pub fn prepare_to_wait<P: Platform>(cur: &Current<P>, wq: &WaitQueueHead<P>, sta
     set_current_state(cur, state);
     // After the full barrier of set_current_state: from here on a waker that takes the queue
     // lock sees the entry, and this task's later loads see every store ordered before it.
-    cur.emit(Event::Enqueued { wq: wq.name });
+    cur.emit(KernelEvent::Enqueued { wq: wq.name });
     spin_unlock(cur, &wq.lock);
 }
 
@@ -47,7 +49,7 @@ pub fn finish_wait<P: Platform>(cur: &Current<P>, wq: &WaitQueueHead<P>) {
         wq.entries.fetch_and(!bit, Relaxed);
         spin_unlock(cur, &wq.lock);
     }
-    cur.emit(Event::FinishWait { wq: wq.name });
+    cur.emit(KernelEvent::FinishWait { wq: wq.name });
 }
 
 /// `__wake_up(wq, mode, 0, NULL)` for non-exclusive waiters: under the queue lock, try to
@@ -64,7 +66,7 @@ pub fn __wake_up<P: Platform>(cur: &Current<P>, wq: &WaitQueueHead<P>, mode: u32
             woken |= bit;
         }
     }
-    cur.emit(Event::WakeUp { wq: wq.name, queued, woken });
+    cur.emit(KernelEvent::WakeUp { wq: wq.name, queued, woken, interruptible: mode == TASK_INTERRUPTIBLE });
     spin_unlock(cur, &wq.lock);
     woken
 }

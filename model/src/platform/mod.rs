@@ -46,8 +46,7 @@ pub trait Atomic<T: Copy>: Send + Sync + 'static {
     fn load(&self, order: Ordering) -> T;
     fn store(&self, v: T, order: Ordering);
     fn swap(&self, v: T, order: Ordering) -> T;
-    fn compare_exchange(&self, current: T, new: T, success: Ordering, failure: Ordering)
-        -> Result<T, T>;
+    fn compare_exchange(&self, current: T, new: T, success: Ordering, failure: Ordering) -> Result<T, T>;
 }
 
 /// Integer atomics: arithmetic and bit operations (the kernel's `atomic_inc`, `set_bit` …).
@@ -113,6 +112,11 @@ pub trait Platform: Sized + Send + Sync + 'static {
     fn unpark(thread: &Self::Thread);
     /// `cond_resched()` / a spin-loop hint: lets the explorer run someone else.
     fn yield_now();
+    /// The calling thread's time on a CPU so far, in nanoseconds, where the platform runs on
+    /// real threads and can tell (`None` under the explorers).
+    fn thread_cpu_ns() -> Option<u64> {
+        None
+    }
 }
 
 macro_rules! forward_atomic {

@@ -1,18 +1,19 @@
 //! mm/backing-dev.c (4.8): `wait_iff_congested()`, `set_wb_congested()`,
-//! `clear_wb_congested()`. Kernel reference: `../shared/docs/kernel-reference.md` A.5.
+//! `clear_wb_congested()`. Kernel sources: docs/kernel-source.md.
 
-use super::{Reclaim, PGDAT_CONGESTED, WB_ASYNC_CONGESTED};
-use crate::event::Event;
-use crate::kernel::atomic::{atomic_dec, atomic_inc, atomic_read, smp_mb__after_atomic, test_and_clear_bit, test_and_set_bit, test_bit};
+use super::{Event, Kernel, Mutation, PGDAT_CONGESTED, WB_ASYNC_CONGESTED};
+use crate::event::KernelEvent;
+use crate::kernel::atomic::{
+    atomic_dec, atomic_inc, atomic_read, smp_mb__after_atomic, test_and_clear_bit, test_and_set_bit, test_bit,
+};
 use crate::kernel::sched::{io_schedule_timeout, Current, TASK_UNINTERRUPTIBLE};
-use crate::kernel::wait::{finish_wait, prepare_to_wait, wake_up, waitqueue_active};
-use crate::mutation::Mutation;
-use crate::platform::Platform;
+use crate::kernel::wait::{finish_wait, prepare_to_wait, waitqueue_active, wake_up};
+use crate::model::PlatformFor;
 
 /// The condition `wait_iff_congested()` stalls on: some backing device is congested
 /// (`atomic_read(&nr_wb_congested[sync])`, a global count) and the node is tagged
 /// PGDAT_CONGESTED.
-fn congested<P: Platform>(k: &Reclaim<P>, nid: i32) -> bool {
+fn congested<P: PlatformFor<Event>>(k: &Kernel<P>, nid: i32) -> bool {
     atomic_read::<P>(&k.nr_wb_congested) != 0 && test_bit::<P>(PGDAT_CONGESTED, &k.pgdat[nid as usize].flags)
 }
 
@@ -21,7 +22,7 @@ fn congested<P: Platform>(k: &Reclaim<P>, nid: i32) -> bool {
 /// kernel, the condition is tested before `prepare_to_wait()` and never again, so an
 /// un-congestion between the test and the enqueue is not seen; `recheck` tests it again
 /// after the enqueue. Returns the jiffies left.
-pub fn wait_iff_congested<P: Platform>(k: &Reclaim<P>, cur: &Current<P>, nid: i32, timeout: u64) -> u64 {
+pub fn wait_iff_congested<P: PlatformFor<Event>>(k: &Kernel<P>, cur: &Current<P>, nid: i32, timeout: u64) -> u64 {
     let c = congested(k, nid);
     cur.emit(Event::CongestionCheck { node: nid, congested: c });
     if !c {
@@ -45,7 +46,7 @@ pub fn wait_iff_congested<P: Platform>(k: &Reclaim<P>, cur: &Current<P>, nid: i3
 }
 
 /// `set_wb_congested()`: `if (!test_and_set_bit(bit, &wb->state)) atomic_inc(nr_wb_congested)`.
-pub fn set_wb_congested<P: Platform>(k: &Reclaim<P>, cur: &Current<P>, bdi: usize) {
+pub fn set_wb_congested<P: PlatformFor<Event>>(k: &Kernel<P>, cur: &Current<P>, bdi: usize) {
     if !test_and_set_bit::<P>(WB_ASYNC_CONGESTED, &k.bdi[bdi].state) {
         atomic_inc::<P>(&k.nr_wb_congested);
         cur.emit(Event::WbCongested);
@@ -54,12 +55,12 @@ pub fn set_wb_congested<P: Platform>(k: &Reclaim<P>, cur: &Current<P>, bdi: usiz
 
 /// `clear_wb_congested()`: un-congest, then `smp_mb__after_atomic()` and wake
 /// `congestion_wqh` if `waitqueue_active()`.
-pub fn clear_wb_congested<P: Platform>(k: &Reclaim<P>, cur: &Current<P>, bdi: usize) {
+pub fn clear_wb_congested<P: PlatformFor<Event>>(k: &Kernel<P>, cur: &Current<P>, bdi: usize) {
     let was = test_and_clear_bit::<P>(WB_ASYNC_CONGESTED, &k.bdi[bdi].state);
     if was {
         atomic_dec::<P>(&k.nr_wb_congested);
     }
-    if !k.mutated(Mutation::NoBarrierClearWbCongested) {
+    if !k.mutated(cur, Mutation::NoBarrierClearWbCongested) {
         smp_mb__after_atomic::<P>();
     }
     if was {
@@ -69,13 +70,13 @@ pub fn clear_wb_congested<P: Platform>(k: &Reclaim<P>, cur: &Current<P>, bdi: us
     if waitqueue_active(wq) {
         wake_up(cur, wq);
     } else {
-        cur.emit(Event::WakeSkipped { wq: wq.name });
+        cur.emit(KernelEvent::WakeSkipped { wq: wq.name });
     }
 }
 
 /// A backing device's life in a scenario: congested (at start, or now), then un-congested
 /// by the block layer (`blk_clear_congested()` → `clear_wb_congested()`).
-pub fn bdi<P: Platform>(k: &Reclaim<P>, cur: &Current<P>, bdi: usize, congested_at_start: bool) {
+pub fn bdi<P: PlatformFor<Event>>(k: &Kernel<P>, cur: &Current<P>, bdi: usize, congested_at_start: bool) {
     if !congested_at_start {
         set_wb_congested(k, cur, bdi);
     }

@@ -1,5 +1,5 @@
 //! The 2016 "Reduce tree_lock contention during swap and reclaim of a single file" series
-//! (Mel Gorman, RFC v1, 9 Sep 2016), patches 3/4 and 4/4, as a model.
+//! (Mel Gorman, RFC v1, 9 Sep 2016), patches 3/4 and 4/4, as a model: [`KswapdStall`].
 //!
 //! * [`vmscan`]: `remove_mapping_list()`'s contended path (trylock, the cmpxchg on
 //!   `kswapd_exclusive`, the one bounded stall on `kswapd_contended_wait`), `zone_balanced()`'s
@@ -7,68 +7,85 @@
 //! * [`backing_dev`]: `wait_iff_congested()`, `set_wb_congested()`, `clear_wb_congested()`.
 //!
 //! The state below is the kernel's: file-scope statics of mm/vmscan.c, the nodes' `pglist_data`,
-//! the one heavily written `address_space`, and the backing devices.
+//! the one heavily written `address_space`, and the backing devices. Kernel sources are in
+//! docs/kernel-source.md.
 
 pub mod backing_dev;
+pub mod event;
+pub mod mutation;
 pub mod vmscan;
 
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use core::sync::atomic::Ordering::Relaxed;
 
-use crate::event::{LockName, Wq, NUMA_NO_NODE};
-use crate::ghost::{Ghost, MAX_TASKS};
-use crate::kernel::sched::{Sched, TimerModel};
+pub use self::event::{Coverage, Event, CONGESTION_WQH, KSWAPD_CONTENDED_WAIT, TREE_LOCK};
+pub use self::mutation::Mutation;
+use crate::event::{Event as Ev, KernelEvent, Wq, NUMA_NO_NODE};
+use crate::ghost::{Ghost, Pid, MAX_TASKS};
+use crate::kernel::sched::{Current, Sched, TimerModel};
 use crate::kernel::spinlock::SpinLock;
 use crate::kernel::wait::WaitQueueHead;
-use crate::mutation::Mutation;
+use crate::model::{count, Counters, FieldError, Fields, Model, PlatformFor, RoleKind};
 use crate::platform::{Atomic, Platform};
 
-/// The posted versions of the series, and our correction.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Variant {
-    /// Patch 3/4 as posted ("mm, vmscan: Stall kswapd if contending on tree_lock").
-    WaitqueueV1,
-    /// Patches 3/4 + 4/4 as posted (4/4: "Potentially stall direct reclaimers on tree_lock
-    /// contention": the loser also sets PGDAT_CONGESTED).
-    DirectcongestV1,
-    /// Our correction of 3/4 + 4/4: re-check `kswapd_exclusive` after `prepare_to_wait()`, and
-    /// the congestion condition after the enqueue in `wait_iff_congested()`; and a full barrier
-    /// after `zone_balanced()` clears PGDAT_CONGESTED, pairing with that re-check.
-    Recheck,
+crate::named! {
+    /// The posted versions of the series, and our correction.
+    pub enum Variant {
+        /// Patch 3/4 as posted ("mm, vmscan: Stall kswapd if contending on tree_lock").
+        WaitqueueV1 = "waitqueue-v1",
+        /// Patches 3/4 + 4/4 as posted (4/4: "Potentially stall direct reclaimers on tree_lock
+        /// contention": the loser also sets PGDAT_CONGESTED).
+        DirectcongestV1 = "directcongest-v1",
+        /// Our correction of 3/4 + 4/4: re-check `kswapd_exclusive` after `prepare_to_wait()`,
+        /// and the congestion condition after the enqueue in `wait_iff_congested()`; and a full
+        /// barrier after `zone_balanced()` clears PGDAT_CONGESTED, pairing with that re-check.
+        Recheck = "recheck",
+    }
 }
 
-impl Variant {
-    pub const ALL: [Variant; 3] = [Variant::WaitqueueV1, Variant::DirectcongestV1, Variant::Recheck];
-    pub fn name(self) -> &'static str {
-        match self {
-            Variant::WaitqueueV1 => "waitqueue-v1",
-            Variant::DirectcongestV1 => "directcongest-v1",
-            Variant::Recheck => "recheck",
-        }
-    }
-    pub fn from_name(s: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|v| v.name() == s)
-    }
-    pub fn description(self) -> &'static str {
+impl crate::model::Variant for Variant {
+    fn description(self) -> &'static str {
         match self {
             Variant::WaitqueueV1 => "patch 3/4 as posted: losers of the cmpxchg stall once on kswapd_contended_wait",
-            Variant::DirectcongestV1 => "patches 3/4 + 4/4 as posted: losers also set PGDAT_CONGESTED for wait_iff_congested",
+            Variant::DirectcongestV1 => {
+                "patches 3/4 + 4/4 as posted: losers also set PGDAT_CONGESTED for wait_iff_congested"
+            }
             Variant::Recheck => "3/4 + 4/4 with re-checks after prepare_to_wait (our correction)",
         }
     }
+}
+
+impl Variant {
     /// Patch 4/4: the loser sets PGDAT_CONGESTED before it stalls.
     pub fn sets_pgdat_congested(self) -> bool {
         matches!(self, Variant::DirectcongestV1 | Variant::Recheck)
     }
-    /// Our correction: re-check the condition after enqueueing.
+    /// Our correction: re-check the condition after enqueueing, with the barrier after the
+    /// clear of PGDAT_CONGESTED that pairs with it.
     pub fn rechecks(self) -> bool {
         matches!(self, Variant::Recheck)
     }
 }
 
+crate::named! {
+    /// The kswapd-stall model's invariants (their monitors are the checker's; docs/invariants.md
+    /// states each one with its kernel source).
+    pub enum Invariant {
+        SingleExclusive = "single-exclusive",
+        ExclusiveNeverWaits = "exclusive-never-waits",
+        StallOnce = "stall-once",
+        NoLostWakeup = "no-lost-wakeup",
+        ExclusiveReleased = "exclusive-released",
+        Progress = "progress",
+        CongestedCleared = "congested-cleared",
+        LockReleased = "lock-released",
+    }
+}
+
 /// A thread of a kswapd-stall scenario.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Role {
     /// `kswapd` of `node`: reclaims `batches` batches of `pages` pages of the file (one
     /// `remove_mapping_list()` each), then goes to sleep; if `balances`, its
@@ -95,25 +112,6 @@ pub enum Role {
 }
 
 impl Role {
-    pub fn kind(&self) -> &'static str {
-        match self {
-            Role::Kswapd { .. } => "kswapd",
-            Role::Writer { .. } => "writer",
-            Role::Allocator { .. } => "allocator",
-            Role::DirectReclaim { .. } => "direct-reclaim",
-            Role::Bdi { .. } => "bdi",
-        }
-    }
-    /// The thread's name in traces.
-    pub fn comm(&self) -> String {
-        match self {
-            Role::Kswapd { node, .. } => format!("kswapd{node}"),
-            Role::Writer { .. } => "writer".into(),
-            Role::Allocator { node, .. } => format!("alloc(n{node})"),
-            Role::DirectReclaim { node, .. } => format!("direct(n{node})"),
-            Role::Bdi { .. } => "bdi".into(),
-        }
-    }
     pub fn node(&self) -> Option<i32> {
         match *self {
             Role::Kswapd { node, .. } | Role::Allocator { node, .. } | Role::DirectReclaim { node, .. } => Some(node),
@@ -123,7 +121,7 @@ impl Role {
 }
 
 /// One run's configuration.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Config {
     pub variant: Variant,
     pub mutation: Option<Mutation>,
@@ -131,39 +129,13 @@ pub struct Config {
     pub timer: TimerModel,
 }
 
+/// Nodes a scenario may name: `0..=MAX_NODE`.
+pub const MAX_NODE: i32 = 7;
+
 impl Config {
     /// Number of nodes: one more than the highest node any role names.
     pub fn nr_nodes(&self) -> usize {
         self.roles.iter().filter_map(Role::node).max().map_or(1, |n| n as usize + 1)
-    }
-    /// Checks that the kernel would allow this configuration (one kswapd per node, …).
-    pub fn validate(&self) -> Result<(), String> {
-        if self.roles.is_empty() {
-            return Err("a scenario needs at least one thread".into());
-        }
-        if self.roles.len() > MAX_TASKS {
-            return Err(format!("at most {MAX_TASKS} threads"));
-        }
-        let mut kswapd_nodes = Vec::new();
-        for r in &self.roles {
-            if let Some(n) = r.node() {
-                if !(0..8).contains(&n) {
-                    return Err(format!("node {n} out of range 0..=7"));
-                }
-            }
-            if let Role::Kswapd { node, .. } = r {
-                if kswapd_nodes.contains(node) {
-                    return Err(format!("two kswapd threads for node {node}: the kernel runs one kswapd per node"));
-                }
-                kswapd_nodes.push(*node);
-            }
-        }
-        if let Some(m) = self.mutation {
-            if m.model() != crate::mutation::ModelKind::KswapdStall {
-                return Err(format!("mutation {} belongs to the {} model", m.name(), m.model().name()));
-            }
-        }
-        Ok(())
     }
 }
 
@@ -197,7 +169,7 @@ pub struct BackingDev<P: Platform> {
 }
 
 /// The kernel state of one run.
-pub struct Reclaim<P: Platform> {
+pub struct Kernel<P: Platform> {
     pub sched: Sched<P>,
     pub cfg: Config,
     /// `static unsigned long kswapd_exclusive = NUMA_NO_NODE;` (mm/vmscan.c, 3/4).
@@ -220,17 +192,14 @@ pub struct FinalState {
     pub kswapd_exclusive: i32,
     /// PGDAT_CONGESTED per node.
     pub congested: Vec<bool>,
-    pub nr_wb_congested: i32,
-    /// tree_lock still held (a ghost observation).
-    pub tree_lock_held: bool,
 }
 
 /// Initial page count of the file (large enough that removals never underflow).
 const INITIAL_NRPAGES: u64 = 1 << 20;
 
-impl<P: Platform> Reclaim<P> {
+impl<P: PlatformFor<Event>> Kernel<P> {
     pub fn new(cfg: Config, ghost: Arc<P::Ghost>) -> Self {
-        let comms = cfg.roles.iter().map(Role::comm).collect();
+        let comms = cfg.roles.iter().map(KswapdStall::comm).collect();
         let sched = Sched::new(comms, cfg.timer, ghost);
         let pgdat = (0..cfg.nr_nodes() as i32)
             .map(|node_id| Pgdat { node_id, flags: P::AtomicU32::new(0), kswapd_asleep: P::AtomicBool::new(false) })
@@ -247,34 +216,48 @@ impl<P: Platform> Reclaim<P> {
                 _ => None,
             })
             .collect();
-        Reclaim {
+        Kernel {
             sched,
             kswapd_exclusive: P::AtomicI32::new(NUMA_NO_NODE),
-            kswapd_contended_wait: WaitQueueHead::new(Wq::KswapdContended),
+            kswapd_contended_wait: WaitQueueHead::new(KSWAPD_CONTENDED_WAIT),
             pgdat,
-            mapping: AddressSpace { tree_lock: SpinLock::new(LockName::TreeLock), nrpages: P::AtomicU64::new(INITIAL_NRPAGES) },
+            mapping: AddressSpace { tree_lock: SpinLock::new(TREE_LOCK), nrpages: P::AtomicU64::new(INITIAL_NRPAGES) },
             bdi,
             nr_wb_congested: P::AtomicI32::new(congested),
-            congestion_wqh: WaitQueueHead::new(Wq::Congestion),
+            congestion_wqh: WaitQueueHead::new(CONGESTION_WQH),
             cfg,
         }
     }
 
-    /// Is seeded bug `m` active? Always false in the runtime build.
+    /// Is seeded bug `m` active? Always false in the runtime build. When it is, the mutated
+    /// code is about to run, and the checker is told so.
     #[inline(always)]
-    pub fn mutated(&self, m: Mutation) -> bool {
-        P::Ghost::ENABLED && self.cfg.mutation == Some(m)
+    pub fn mutated(&self, cur: &Current<P>, m: Mutation) -> bool {
+        let on = P::Ghost::ENABLED && self.cfg.mutation == Some(m);
+        if on {
+            cur.mutation_reached();
+        }
+        on
     }
 
     /// Run task `pid`'s role to completion on the calling thread.
-    pub fn run_task(&self, pid: usize) {
+    pub fn run_task(&self, pid: Pid) {
         let cur = self.sched.enter(pid);
-        let mut bdi_index = 0;
-        for r in &self.cfg.roles[..pid] {
-            bdi_index += matches!(r, Role::Bdi { .. }) as usize;
-        }
+        let bdi_index = self.cfg.roles[..pid].iter().filter(|r| matches!(r, Role::Bdi { .. })).count();
         match self.cfg.roles[pid] {
-            Role::Kswapd { node, batches, pages, balances } => vmscan::kswapd(self, &cur, node, batches, pages, balances),
+            Role::Kswapd { node, batches, balances, .. } if self.mutated(&cur, Mutation::KswapdInfiniteLoop) => {
+                // The liveness self-test: each batch of reclaim is a loop that never ends and
+                // never changes anything. (When the checker stops it, kswapd goes on to sleep.)
+                for _ in 0..batches {
+                    while cur.loop_head(0) {
+                        P::yield_now(); // cond_resched()
+                    }
+                }
+                vmscan::kswapd_try_to_sleep(self, &cur, node, balances);
+            }
+            Role::Kswapd { node, batches, pages, balances } => {
+                vmscan::kswapd(self, &cur, node, batches, pages, balances)
+            }
             Role::Writer { holds, spins } => vmscan::writer(self, &cur, holds, spins),
             Role::Allocator { node, attempts } => {
                 for _ in 0..attempts {
@@ -298,19 +281,308 @@ impl<P: Platform> Reclaim<P> {
         FinalState {
             kswapd_exclusive: self.kswapd_exclusive.load(Relaxed),
             congested: self.pgdat.iter().map(|p| p.flags.load(Relaxed) & (1 << PGDAT_CONGESTED) != 0).collect(),
-            nr_wb_congested: self.nr_wb_congested.load(Relaxed),
-            tree_lock_held: crate::kernel::spinlock::spin_is_held(&self.mapping.tree_lock),
         }
     }
 }
 
-/// Run one execution of `cfg` on platform `P`: spawn every role, join them, return the
-/// final state. This is the same function under loom, shuttle and real threads. The last role
-/// runs on the calling thread (see [`crate::kernel::sched::run_tasks`]).
-pub fn run<P: Platform>(cfg: &Config, ghost: Arc<P::Ghost>) -> FinalState {
-    let k = Arc::new(Reclaim::<P>::new(cfg.clone(), ghost));
-    let names = cfg.roles.iter().map(Role::comm).collect();
-    let kk = Arc::clone(&k);
-    crate::kernel::sched::run_tasks::<P, _>(names, Arc::new(move |pid| kk.run_task(pid)));
-    k.final_state()
+/// The kswapd-stall model.
+pub struct KswapdStall;
+
+impl Model for KswapdStall {
+    const NAME: &'static str = "kswapd-stall";
+    const ROLES: &'static [RoleKind] = &[
+        RoleKind { name: "kswapd", keys: &["node", "batches", "pages", "balances"] },
+        RoleKind { name: "writer", keys: &["holds"] },
+        RoleKind { name: "allocator", keys: &["node", "attempts"] },
+        RoleKind { name: "direct-reclaim", keys: &["node", "batches", "pages", "tags_congested"] },
+        RoleKind { name: "bdi", keys: &["congested_at_start"] },
+    ];
+    const PARAMS: &'static [&'static str] = &["timeout"];
+    const CONTENDED_PATH: &'static [Coverage] =
+        &[Coverage::TrylockFailed, Coverage::CmpxchgLost, Coverage::DirectStall];
+
+    type Variant = Variant;
+    type Event = Event;
+    type Coverage = Coverage;
+    type Invariant = Invariant;
+    type Mutation = Mutation;
+    type Role = Role;
+    type Config = Config;
+    type Final = FinalState;
+    type Kernel<P: PlatformFor<Event>> = Kernel<P>;
+
+    fn variant(cfg: &Config) -> Variant {
+        cfg.variant
+    }
+    fn with_variant(cfg: &Config, variant: Variant) -> Config {
+        Config { variant, ..cfg.clone() }
+    }
+    fn mutation(cfg: &Config) -> Option<Mutation> {
+        cfg.mutation
+    }
+    fn without_mutation(cfg: &Config) -> Config {
+        Config { mutation: None, ..cfg.clone() }
+    }
+    fn roles(cfg: &Config) -> &[Role] {
+        &cfg.roles
+    }
+    fn role_kind(role: &Role) -> &'static str {
+        match role {
+            Role::Kswapd { .. } => "kswapd",
+            Role::Writer { .. } => "writer",
+            Role::Allocator { .. } => "allocator",
+            Role::DirectReclaim { .. } => "direct-reclaim",
+            Role::Bdi { .. } => "bdi",
+        }
+    }
+    fn comm(role: &Role) -> String {
+        match role {
+            Role::Kswapd { node, .. } => format!("kswapd{node}"),
+            Role::Writer { .. } => "writer".into(),
+            Role::Allocator { node, .. } => format!("alloc(n{node})"),
+            Role::DirectReclaim { node, .. } => format!("direct(n{node})"),
+            Role::Bdi { .. } => "bdi".into(),
+        }
+    }
+
+    fn parse_role(kind: &str, f: &mut Fields, _kinds: &[&str]) -> Result<Role, FieldError> {
+        let node = |f: &mut Fields| -> Result<i32, FieldError> {
+            f.int("node", 0..=MAX_NODE as i64)?
+                .ok_or_else(|| f.error("node", format!("role \"{kind}\" needs a node (0..={MAX_NODE})")))
+        };
+        Ok(match kind {
+            "kswapd" => Role::Kswapd {
+                node: node(f)?,
+                batches: f.int_or("batches", 1..=8, 1)?,
+                pages: f.int_or("pages", 1..=64, 1)?,
+                balances: f.bool_or("balances", true)?,
+            },
+            "writer" => Role::Writer { holds: f.int_or("holds", 1..=8, 1)?, spins: 0 },
+            "allocator" => Role::Allocator { node: node(f)?, attempts: f.int_or("attempts", 1..=8, 1)? },
+            "direct-reclaim" => Role::DirectReclaim {
+                node: node(f)?,
+                batches: f.int_or("batches", 1..=8, 1)?,
+                pages: f.int_or("pages", 1..=64, 1)?,
+                tags_congested: f.bool_or("tags_congested", false)?,
+            },
+            "bdi" => Role::Bdi { congested_at_start: f.bool_or("congested_at_start", true)? },
+            _ => unreachable!("the checker passes only this model's role kinds"),
+        })
+    }
+
+    fn configure(
+        variant: Variant,
+        mutation: Option<Mutation>,
+        roles: Vec<Role>,
+        params: &mut Fields,
+    ) -> Result<Config, FieldError> {
+        let timer = match params.string("timeout")?.as_deref() {
+            None | Some("never") => TimerModel::Never,
+            Some("any-time") => TimerModel::AnyTime,
+            Some(other) => {
+                return Err(
+                    params.error("timeout", format!("unknown value \"{other}\"; expected one of: never, any-time"))
+                )
+            }
+        };
+        let cfg = Config { variant, mutation, roles, timer };
+        Self::validate(&cfg).map_err(|m| FieldError { field: "thread".into(), message: m })?;
+        Ok(cfg)
+    }
+
+    fn validate(cfg: &Config) -> Result<(), String> {
+        if cfg.roles.is_empty() {
+            return Err("a scenario needs at least one thread".into());
+        }
+        if cfg.roles.len() > MAX_TASKS {
+            return Err(format!("at most {MAX_TASKS} threads"));
+        }
+        let mut kswapd_nodes = Vec::new();
+        for r in &cfg.roles {
+            if let Some(n) = r.node() {
+                if !(0..=MAX_NODE).contains(&n) {
+                    return Err(format!("node {n} out of range 0..={MAX_NODE}"));
+                }
+            }
+            if let Role::Kswapd { node, .. } = r {
+                if kswapd_nodes.contains(node) {
+                    return Err(format!("two kswapd threads for node {node}: the kernel runs one kswapd per node"));
+                }
+                kswapd_nodes.push(*node);
+            }
+        }
+        Ok(())
+    }
+
+    fn coverage(ev: &Ev<Event>) -> Option<Coverage> {
+        Coverage::of(ev)
+    }
+
+    fn boot<P: PlatformFor<Event>>(cfg: &Config, ghost: Arc<P::Ghost>) -> Kernel<P> {
+        Kernel::new(cfg.clone(), ghost)
+    }
+    fn run_task<P: PlatformFor<Event>>(k: &Kernel<P>, pid: Pid) {
+        k.run_task(pid)
+    }
+    fn final_state<P: PlatformFor<Event>>(k: &Kernel<P>) -> FinalState {
+        k.final_state()
+    }
+
+    fn scale(cfg: &Config, k: usize, work: u32, hold_spins: u32) -> Result<Config, String> {
+        if k <= 1 && work <= 1 && hold_spins == 0 {
+            return Ok(cfg.clone());
+        }
+        // Every copy of a thread works on fresh nodes.
+        let nodes = cfg.nr_nodes() as i32;
+        let mut roles = Vec::new();
+        for i in 0..k.max(1) as i32 {
+            for r in &cfg.roles {
+                roles.push(match r.clone() {
+                    Role::Kswapd { node, batches, pages, balances } => {
+                        Role::Kswapd { node: node + i * nodes, batches: batches * work, pages, balances }
+                    }
+                    Role::Allocator { node, attempts } => {
+                        Role::Allocator { node: node + i * nodes, attempts: attempts * work }
+                    }
+                    Role::DirectReclaim { node, batches, pages, tags_congested } => {
+                        Role::DirectReclaim { node: node + i * nodes, batches: batches * work, pages, tags_congested }
+                    }
+                    Role::Writer { holds, .. } => Role::Writer { holds: holds * work, spins: hold_spins },
+                    other => other,
+                });
+            }
+        }
+        let c = Config { roles, ..cfg.clone() };
+        Self::validate(&c)?;
+        Ok(c)
+    }
+
+    fn real_time(cfg: &Config, jiffy: Duration) -> Config {
+        Config { timer: TimerModel::Real { jiffy }, ..cfg.clone() }
+    }
+
+    const COUNTERS: &'static [&'static str] = &[
+        "elapsed-us",
+        "cpu-us",
+        "trylock-failed",
+        "cmpxchg-won",
+        "cmpxchg-lost",
+        "stalls",
+        "stalls-full-timeout",
+        "stall-us",
+        "lost-wakeups",
+        "congested-set",
+        "congested-cleared",
+        "direct-stall",
+        "direct-stall-us",
+        "stall-us-total",
+        "lock-hold-us",
+        "lock-wait-us",
+    ];
+    const RATIOS: &'static [(&'static str, &'static str)] = &[
+        ("cpu-us", "elapsed-us"),
+        ("stall-us", "stalls"),
+        ("direct-stall-us", "direct-stall"),
+        ("lock-wait-us", "trylock-failed"),
+    ];
+
+    fn counters(cfg: &Config, events: &[(Pid, Ev<Event>)], times: &[Instant], out: &mut Counters) {
+        let us = |a: Instant, b: Instant| b.saturating_duration_since(a).as_secs_f64() * 1e6;
+        let tasks = cfg.roles.len();
+        // Per task: the queue it last enqueued on, and when it started to sleep.
+        let mut last_wq: Vec<Option<Wq>> = vec![None; tasks];
+        let mut slept_at: Vec<Option<Instant>> = vec![None; tasks];
+        for (i, (p, e)) in events.iter().enumerate() {
+            let Some(&t) = times.get(i) else { break };
+            let Ev::Kernel(k) = e else { continue };
+            match *k {
+                KernelEvent::Enqueued { wq } => last_wq[*p] = Some(wq),
+                KernelEvent::Schedule { .. } => {
+                    slept_at[*p] = Some(t);
+                    if last_wq[*p] == Some(KSWAPD_CONTENDED_WAIT) {
+                        count(out, "stalls", 1.0);
+                    }
+                }
+                KernelEvent::Woken | KernelEvent::TimedOut { .. } | KernelEvent::SleptForever => {
+                    if let Some(a) = slept_at[*p].take() {
+                        let key = if last_wq[*p] == Some(CONGESTION_WQH) { "direct-stall-us" } else { "stall-us" };
+                        count(out, key, us(a, t));
+                        if matches!(k, KernelEvent::TimedOut { .. }) && last_wq[*p] == Some(KSWAPD_CONTENDED_WAIT) {
+                            count(out, "stalls-full-timeout", 1.0);
+                        }
+                    }
+                }
+                KernelEvent::Livelock { .. } | KernelEvent::StepBound { .. } => count(out, "loops-stopped", 1.0),
+                _ => {}
+            }
+        }
+        crate::model::lock_times(events, times, tasks, |_| false, out);
+        // Time asleep in either stall: kswapd's on kswapd_contended_wait, direct reclaim's in
+        // wait_iff_congested (4/4 trades the one for the other).
+        let total = out.get("stall-us").copied().unwrap_or(0.0) + out.get("direct-stall-us").copied().unwrap_or(0.0);
+        out.insert("stall-us-total".into(), total);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ghost::NoGhost;
+    use crate::kernel::sched::{io_schedule_timeout, set_current_state, try_to_wake_up, TASK_INTERRUPTIBLE};
+    use crate::platform::Std;
+
+    type P = Std<NoGhost<Event>>;
+
+    fn kswapd(node: i32) -> Role {
+        Role::Kswapd { node, batches: 1, pages: 1, balances: true }
+    }
+    fn cfg(roles: Vec<Role>) -> Config {
+        Config { variant: Variant::Recheck, mutation: None, roles, timer: TimerModel::Never }
+    }
+
+    #[test]
+    fn validation_refuses_what_the_kernel_cannot_have() {
+        assert!(KswapdStall::validate(&cfg(vec![kswapd(0), kswapd(1)])).is_ok());
+        assert!(KswapdStall::validate(&cfg(vec![])).unwrap_err().contains("at least one thread"));
+        assert!(KswapdStall::validate(&cfg(vec![kswapd(0), kswapd(0)])).unwrap_err().contains("one kswapd per node"));
+        assert!(KswapdStall::validate(&cfg(vec![kswapd(8)])).unwrap_err().contains("out of range"));
+        assert!(KswapdStall::validate(&cfg(vec![Role::Writer { holds: 1, spins: 0 }; MAX_TASKS + 1]))
+            .unwrap_err()
+            .contains("at most"));
+    }
+
+    #[test]
+    fn the_initial_state_is_the_kernels() {
+        let c = cfg(vec![
+            kswapd(2),
+            Role::Bdi { congested_at_start: true },
+            Role::Bdi { congested_at_start: false },
+            Role::Bdi { congested_at_start: true },
+        ]);
+        let k = Kernel::<P>::new(c, Arc::new(NoGhost::default()));
+        assert_eq!(k.kswapd_exclusive.load(Relaxed), NUMA_NO_NODE);
+        assert_eq!(k.pgdat.len(), 3, "nodes 0..=2");
+        assert!(k.pgdat.iter().all(|p| p.flags.load(Relaxed) == 0 && !p.kswapd_asleep.load(Relaxed)));
+        assert_eq!(k.nr_wb_congested.load(Relaxed), 2, "two devices start congested");
+        let states: Vec<u32> = k.bdi.iter().map(|b| b.state.load(Relaxed)).collect();
+        assert_eq!(states, vec![1 << WB_ASYNC_CONGESTED, 0, 1 << WB_ASYNC_CONGESTED]);
+        assert_eq!(k.kswapd_contended_wait.entries.load(Relaxed), 0);
+    }
+
+    #[test]
+    fn a_wake_and_a_timer_expiry_race_for_the_same_transition() {
+        // any-time timer: the expiry is the sleeper's own compare-and-swap, so whoever moves the
+        // state out of TASK_INTERRUPTIBLE first wins, and the other sees it already running.
+        let c = Config { timer: TimerModel::AnyTime, ..cfg(vec![kswapd(0), kswapd(1)]) };
+        let k = Kernel::<P>::new(c, Arc::new(NoGhost::default()));
+        // The waker first: the sleeper is woken, not timed out.
+        let sleeper = k.sched.enter(0);
+        set_current_state(&sleeper, TASK_INTERRUPTIBLE);
+        assert!(try_to_wake_up(&k.sched, &k.sched.tasks[0], TASK_INTERRUPTIBLE));
+        assert_eq!(io_schedule_timeout(&sleeper, 10), 10, "woken: the whole timeout is left");
+        // The timer first: the later wake finds the task running and does nothing.
+        set_current_state(&sleeper, TASK_INTERRUPTIBLE);
+        assert_eq!(io_schedule_timeout(&sleeper, 10), 0, "timed out");
+        assert!(!try_to_wake_up(&k.sched, &k.sched.tasks[0], TASK_INTERRUPTIBLE));
+    }
 }

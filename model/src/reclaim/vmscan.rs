@@ -1,21 +1,21 @@
 //! mm/vmscan.c with patches 3/4 and 4/4 of the 2016 tree_lock series.
 //!
-//! Kernel reference: `../shared/docs/kernel-reference.md` A.2 (`remove_mapping_list`), A.3
-//! (`zone_balanced` and its callers), A.6 (kswapd's sleep). Where the model leaves something
-//! out, the comment says so and why it does not change the verdicts.
+//! Kernel sources: docs/kernel-source.md (`remove_mapping_list()`, `zone_balanced()` and its
+//! callers, kswapd's sleep). Where the model leaves something out, the comment says so and why
+//! it does not change the verdicts.
 
 use core::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 
 use super::backing_dev::wait_iff_congested;
-use super::{Reclaim, Variant, PGDAT_CONGESTED};
-use crate::event::{Event, NUMA_NO_NODE};
+use super::{Event, Kernel, Mutation, PGDAT_CONGESTED};
+use crate::event::NUMA_NO_NODE;
 use crate::kernel::atomic::{clear_bit, cmpxchg, read_once, set_bit, smp_mb__after_atomic};
 use crate::kernel::sched::{io_schedule_timeout, Current, TASK_INTERRUPTIBLE};
 use crate::kernel::spinlock::{spin_lock, spin_trylock, spin_unlock};
 use crate::kernel::wait::{finish_wait, prepare_to_wait, wake_up_interruptible};
 use crate::kernel::HZ;
-use crate::mutation::Mutation;
-use crate::platform::{Atomic, AtomicInt, Platform};
+use crate::model::PlatformFor;
+use crate::platform::{Atomic, AtomicInt};
 
 /// The pages `shrink_page_list()` queued for one `remove_mapping_list()` call: `nr_pages`
 /// locked, unmapped pages of the one file, all on node `nid` (one run of one mapping, so one
@@ -33,20 +33,17 @@ pub struct MappingList {
 /// other kswapd trylocks; on failure it races `cmpxchg(&kswapd_exclusive, NUMA_NO_NODE,
 /// nid)`: the winner becomes exclusive and spins; a loser (4/4: sets PGDAT_CONGESTED and)
 /// sleeps once on `kswapd_contended_wait` for up to HZ/100, then spins.
-pub fn remove_mapping_list<P: Platform>(k: &Reclaim<P>, cur: &Current<P>, pages: MappingList, is_kswapd: bool) {
+pub fn remove_mapping_list<P: PlatformFor<Event>>(
+    k: &Kernel<P>,
+    cur: &Current<P>,
+    pages: MappingList,
+    is_kswapd: bool,
+) {
     let nid = pages.nid;
     let tree_lock = &k.mapping.tree_lock;
     let mut won_exclusive = false;
 
-    if k.mutated(Mutation::KswapdInfiniteLoop) && is_kswapd {
-        // The liveness self-test: reclaim that never ends and never changes anything.
-        while cur.loop_head(0) {
-            P::yield_now(); // cond_resched()
-        }
-        return;
-    }
-
-    let exclusive = !k.mutated(Mutation::ExclusiveTrylocks) && nid == read_once::<P>(&k.kswapd_exclusive);
+    let exclusive = !k.mutated(cur, Mutation::ExclusiveTrylocks) && nid == read_once::<P>(&k.kswapd_exclusive);
     if !is_kswapd || exclusive {
         if is_kswapd {
             cur.emit(Event::ExclusiveFastPath { node: nid });
@@ -60,7 +57,7 @@ pub fn remove_mapping_list<P: Platform>(k: &Reclaim<P>, cur: &Current<P>, pages:
     k.mapping.nrpages.fetch_sub(pages.nr_pages as u64, Relaxed);
     cur.emit(Event::RemovedPages { pages: pages.nr_pages });
 
-    if won_exclusive && k.mutated(Mutation::ExclusiveKeepsLock) {
+    if won_exclusive && k.mutated(cur, Mutation::ExclusiveKeepsLock) {
         return;
     }
     spin_unlock(cur, tree_lock);
@@ -73,7 +70,7 @@ pub fn remove_mapping_list<P: Platform>(k: &Reclaim<P>, cur: &Current<P>, pages:
 /// `unlikely()` contended path would be, so the uncontended path stays small.
 #[cold]
 #[inline(never)]
-fn contended_acquire<P: Platform>(k: &Reclaim<P>, cur: &Current<P>, nid: i32) -> bool {
+fn contended_acquire<P: PlatformFor<Event>>(k: &Kernel<P>, cur: &Current<P>, nid: i32) -> bool {
     let owner = claim_exclusive(k, cur, nid);
     let won = owner == NUMA_NO_NODE;
     if !won {
@@ -83,10 +80,10 @@ fn contended_acquire<P: Platform>(k: &Reclaim<P>, cur: &Current<P>, nid: i32) ->
             cur.emit(Event::CongestedSet { node: nid });
         }
         contended_stall(k, cur, nid);
-        if k.mutated(Mutation::StallTwice) {
+        if k.mutated(cur, Mutation::StallTwice) {
             contended_stall(k, cur, nid);
         }
-        if k.mutated(Mutation::StallUntilFree) {
+        if k.mutated(cur, Mutation::StallUntilFree) {
             while read_once::<P>(&k.kswapd_exclusive) != NUMA_NO_NODE && cur.loop_head(1) {
                 contended_stall(k, cur, nid);
             }
@@ -98,8 +95,8 @@ fn contended_acquire<P: Platform>(k: &Reclaim<P>, cur: &Current<P>, nid: i32) ->
 
 /// `cmpxchg(&kswapd_exclusive, NUMA_NO_NODE, nid)`: returns NUMA_NO_NODE if this kswapd is
 /// now exclusive, or the owner it found.
-fn claim_exclusive<P: Platform>(k: &Reclaim<P>, cur: &Current<P>, nid: i32) -> i32 {
-    if k.mutated(Mutation::StoreNotCmpxchg) {
+fn claim_exclusive<P: PlatformFor<Event>>(k: &Kernel<P>, cur: &Current<P>, nid: i32) -> i32 {
+    if k.mutated(cur, Mutation::StoreNotCmpxchg) {
         // Seeded bug: a plain store (a swap, so the trace can show what it overwrote).
         let prev = k.kswapd_exclusive.swap(nid, Relaxed);
         cur.emit(Event::CmpxchgWon { node: nid, prev });
@@ -115,19 +112,21 @@ fn claim_exclusive<P: Platform>(k: &Reclaim<P>, cur: &Current<P>, nid: i32) -> i
 /// The loser's one bounded stall: `prepare_to_wait(&kswapd_contended_wait, &wait,
 /// TASK_INTERRUPTIBLE); io_schedule_timeout(HZ/100); finish_wait(...)`. The posted patch
 /// re-checks nothing; `recheck` skips the sleep when the owner it lost to has gone.
-fn contended_stall<P: Platform>(k: &Reclaim<P>, cur: &Current<P>, nid: i32) {
+fn contended_stall<P: PlatformFor<Event>>(k: &Kernel<P>, cur: &Current<P>, nid: i32) {
     let wq = &k.kswapd_contended_wait;
-    let still_owned = |k: &Reclaim<P>| {
+    let still_owned = |k: &Kernel<P>| {
         let owner = read_once::<P>(&k.kswapd_exclusive);
         owner != NUMA_NO_NODE && owner != nid
     };
+    let rechecks = k.cfg.variant.rechecks();
+    let recheck_too_early = rechecks && k.mutated(cur, Mutation::RecheckBeforeEnqueue);
     let mut sleep = true;
-    if k.cfg.variant.rechecks() && k.mutated(Mutation::RecheckBeforeEnqueue) {
+    if recheck_too_early {
         sleep = still_owned(k);
         cur.emit(Event::Recheck { wq: wq.name, sleeps: sleep });
     }
     prepare_to_wait(cur, wq, TASK_INTERRUPTIBLE);
-    if k.cfg.variant.rechecks() && !k.mutated(Mutation::RecheckBeforeEnqueue) {
+    if rechecks && !recheck_too_early {
         sleep = still_owned(k);
         cur.emit(Event::Recheck { wq: wq.name, sleeps: sleep });
     }
@@ -143,32 +142,47 @@ fn contended_stall<P: Platform>(k: &Reclaim<P>, cur: &Current<P>, nid: i32) {
 /// even if the cmpxchg failed; there is no `waitqueue_active()` test.
 ///
 /// PGDAT_DIRTY is cleared here too in 4.8; no role reads it, so the model leaves it out.
-pub fn zone_balanced<P: Platform>(k: &Reclaim<P>, cur: &Current<P>, nid: i32, by_kswapd: bool) -> bool {
+pub fn zone_balanced<P: PlatformFor<Event>>(k: &Kernel<P>, cur: &Current<P>, nid: i32, by_kswapd: bool) -> bool {
     cur.emit(Event::ZoneBalanced { node: nid, by_kswapd });
-    if !k.mutated(Mutation::BalancedKeepsCongested) {
-        clear_bit::<P>(PGDAT_CONGESTED, &k.pgdat[nid as usize].flags);
-        if k.cfg.variant == Variant::Recheck && !k.mutated(Mutation::NoBarrierAfterClearCongested) {
-            // Pairs with set_current_state() in wait_iff_congested()'s re-check.
-            smp_mb__after_atomic::<P>();
-        }
-        cur.emit(Event::CongestedCleared { node: nid });
-    }
-    if nid == read_once::<P>(&k.kswapd_exclusive) && !k.mutated(Mutation::BalancedKeepsExclusive) {
-        if k.mutated(Mutation::WakeBeforeReset) {
-            wake_up_interruptible(cur, &k.kswapd_contended_wait);
-            release_exclusive(k, cur, nid);
-        } else {
-            release_exclusive(k, cur, nid);
-            if !k.mutated(Mutation::ReleaseWithoutWake) {
-                wake_up_interruptible(cur, &k.kswapd_contended_wait);
-            }
-        }
+    clear_pgdat_congested(k, cur, nid);
+    if nid == read_once::<P>(&k.kswapd_exclusive) {
+        release_and_wake(k, cur, nid);
     }
     true
 }
 
+/// `clear_bit(PGDAT_CONGESTED, &pgdat->flags)`; `recheck` adds `smp_mb__after_atomic()`, which
+/// pairs with `set_current_state()` before `wait_iff_congested()`'s re-check.
+fn clear_pgdat_congested<P: PlatformFor<Event>>(k: &Kernel<P>, cur: &Current<P>, nid: i32) {
+    if k.mutated(cur, Mutation::BalancedKeepsCongested) {
+        return;
+    }
+    clear_bit::<P>(PGDAT_CONGESTED, &k.pgdat[nid as usize].flags);
+    if k.cfg.variant.rechecks() && !k.mutated(cur, Mutation::NoBarrierAfterClearCongested) {
+        smp_mb__after_atomic::<P>();
+    }
+    cur.emit(Event::CongestedCleared { node: nid });
+}
+
+/// 3/4's release: reset `kswapd_exclusive`, then wake the losers on `kswapd_contended_wait`.
+/// (The seeded mutants that break this order live here: no release, no wake, wake first.)
+fn release_and_wake<P: PlatformFor<Event>>(k: &Kernel<P>, cur: &Current<P>, nid: i32) {
+    if k.mutated(cur, Mutation::BalancedKeepsExclusive) {
+        return;
+    }
+    if k.mutated(cur, Mutation::WakeBeforeReset) {
+        wake_up_interruptible(cur, &k.kswapd_contended_wait);
+        release_exclusive(k, cur, nid);
+        return;
+    }
+    release_exclusive(k, cur, nid);
+    if !k.mutated(cur, Mutation::ReleaseWithoutWake) {
+        wake_up_interruptible(cur, &k.kswapd_contended_wait);
+    }
+}
+
 /// `cmpxchg(&kswapd_exclusive, nid, NUMA_NO_NODE)`.
-fn release_exclusive<P: Platform>(k: &Reclaim<P>, cur: &Current<P>, nid: i32) {
+fn release_exclusive<P: PlatformFor<Event>>(k: &Kernel<P>, cur: &Current<P>, nid: i32) {
     let prev = cmpxchg::<P>(&k.kswapd_exclusive, nid, NUMA_NO_NODE);
     cur.emit(Event::Released { node: nid, prev });
 }
@@ -177,7 +191,7 @@ fn release_exclusive<P: Platform>(k: &Reclaim<P>, cur: &Current<P>, nid: i32) {
 /// (`waitqueue_active(&pgdat->kswapd_wait)`) and the zone is balanced, return; this runs the
 /// release in a task that is not kswapd. (The final `wake_up_interruptible(&pgdat->kswapd_wait)`
 /// concerns kswapd's own sleep, which the model does not follow, and is left out.)
-pub fn wakeup_kswapd<P: Platform>(k: &Reclaim<P>, cur: &Current<P>, nid: i32) {
+pub fn wakeup_kswapd<P: PlatformFor<Event>>(k: &Kernel<P>, cur: &Current<P>, nid: i32) {
     let asleep = k.pgdat[nid as usize].kswapd_asleep.load(Acquire);
     cur.emit(Event::WakeupKswapd { node: nid, kswapd_asleep: asleep });
     if !asleep {
@@ -190,10 +204,24 @@ pub fn wakeup_kswapd<P: Platform>(k: &Reclaim<P>, cur: &Current<P>, nid: i32) {
 /// then `kswapd_try_to_sleep()`: `prepare_to_wait(&pgdat->kswapd_wait)` and, if
 /// `balances`, `prepare_kswapd_sleep()` finding the node balanced. The indefinite sleep that
 /// follows is where the model's kswapd ends.
-pub fn kswapd<P: Platform>(k: &Reclaim<P>, cur: &Current<P>, nid: i32, batches: u32, pages: u32, balances: bool) {
+pub fn kswapd<P: PlatformFor<Event>>(
+    k: &Kernel<P>,
+    cur: &Current<P>,
+    nid: i32,
+    batches: u32,
+    pages: u32,
+    balances: bool,
+) {
     for _ in 0..batches {
         remove_mapping_list(k, cur, MappingList { nid, nr_pages: pages }, true);
     }
+    kswapd_try_to_sleep(k, cur, nid, balances);
+}
+
+/// `kswapd_try_to_sleep()`: kswapd is on `pgdat->kswapd_wait` (what `wakeup_kswapd()`'s
+/// `waitqueue_active()` sees), and if `balances`, `prepare_kswapd_sleep()` finds the node
+/// balanced.
+pub fn kswapd_try_to_sleep<P: PlatformFor<Event>>(k: &Kernel<P>, cur: &Current<P>, nid: i32, balances: bool) {
     k.pgdat[nid as usize].kswapd_asleep.store(true, Release);
     cur.emit(Event::KswapdSleep { node: nid });
     if balances {
@@ -202,7 +230,7 @@ pub fn kswapd<P: Platform>(k: &Reclaim<P>, cur: &Current<P>, nid: i32, batches: 
 }
 
 /// A heavy writer of the file: each `add_to_page_cache` takes tree_lock (blocking).
-pub fn writer<P: Platform>(k: &Reclaim<P>, cur: &Current<P>, holds: u32, spins: u32) {
+pub fn writer<P: PlatformFor<Event>>(k: &Kernel<P>, cur: &Current<P>, holds: u32, spins: u32) {
     for _ in 0..holds {
         spin_lock(cur, &k.mapping.tree_lock);
         for _ in 0..spins {
@@ -217,7 +245,14 @@ pub fn writer<P: Platform>(k: &Reclaim<P>, cur: &Current<P>, holds: u32, spins: 
 /// Direct reclaim on `nid`: `shrink_page_list()` → `remove_mapping_list()` (blocking
 /// spin_lock), then (with `tags_congested`) `shrink_inactive_list()`'s own PGDAT_CONGESTED
 /// tagging, then its `wait_iff_congested(pgdat, BLK_RW_ASYNC, HZ/10)`.
-pub fn direct_reclaim<P: Platform>(k: &Reclaim<P>, cur: &Current<P>, nid: i32, batches: u32, pages: u32, tags_congested: bool) {
+pub fn direct_reclaim<P: PlatformFor<Event>>(
+    k: &Kernel<P>,
+    cur: &Current<P>,
+    nid: i32,
+    batches: u32,
+    pages: u32,
+    tags_congested: bool,
+) {
     for _ in 0..batches {
         remove_mapping_list(k, cur, MappingList { nid, nr_pages: pages }, false);
         if tags_congested {

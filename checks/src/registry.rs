@@ -1,0 +1,203 @@
+//! The registry: the one place the checker lists the models it knows.
+//!
+//! Adding a protocol is a folder in `model/src/` (its [`Model`]), its monitors in
+//! `checks/src/monitor/` (its [`Checked`]), its scenarios, and one line in [`SHIPPED`].
+//! Everything else (scenario parsing, the engines, reports, the matrix, the self-test, the
+//! runtime mode) works through [`AnyModel`] and [`AnySpec`].
+
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use mmmodel::compaction::Compaction;
+use mmmodel::model::{FieldError, Fields, Named, RoleKind, Seeded, Variant};
+use mmmodel::reclaim::KswapdStall;
+
+use crate::monitor::Checked;
+use crate::recorder::Bounds;
+use crate::spec::{AnySpec, Spec};
+
+/// The shipped models, in documentation order.
+pub static SHIPPED: &[&dyn AnyModel] = &[&Entry::<KswapdStall>::NEW, &Entry::<Compaction>::NEW];
+
+/// An invariant, as reports name it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InvariantInfo {
+    pub id: &'static str,
+    pub statement: &'static str,
+    pub exercised_by: Vec<&'static str>,
+}
+
+/// A seeded mutation, as reports name it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MutationInfo {
+    pub name: &'static str,
+    pub model: &'static str,
+    /// The invariant whose check must catch it.
+    pub targets: &'static str,
+    pub description: &'static str,
+}
+
+/// A scenario file's model part, checked for names by the scenario parser.
+pub struct Parts {
+    pub variant: String,
+    pub mutation: Option<String>,
+    /// (role kind, its keys), in file order.
+    pub threads: Vec<(String, Fields)>,
+    /// `[params]` without the checker's own keys.
+    pub params: Fields,
+    pub bounds: Bounds,
+    /// Invariant ids (all of the model's if `None`).
+    pub invariants: Option<Vec<String>>,
+    pub target: Option<String>,
+}
+
+/// A model as the rest of the checker sees it: names and descriptions, and how to build a
+/// [`Spec`] of it from a scenario file's parts.
+pub trait AnyModel: Send + Sync {
+    fn name(&self) -> &'static str;
+    fn variants(&self) -> Vec<&'static str>;
+    fn variant_description(&self, variant: &str) -> Option<&'static str>;
+    fn invariants(&self) -> Vec<InvariantInfo>;
+    /// The coverage events, in documentation order (the vocabulary of `reaches`).
+    fn coverage_names(&self) -> Vec<&'static str>;
+    /// The coverage events that mean "the contended path was explored".
+    fn contended_path(&self) -> Vec<&'static str>;
+    fn mutations(&self) -> Vec<MutationInfo>;
+    fn role_kinds(&self) -> &'static [RoleKind];
+    /// Keys of `[params]` (without the checker's `step_bound`).
+    fn params(&self) -> &'static [&'static str];
+    /// Runtime counters always reported, and ratios compared.
+    fn counters(&self) -> &'static [&'static str];
+    fn ratios(&self) -> &'static [(&'static str, &'static str)];
+    /// Build a spec. Names of variant, mutation, role kinds, invariants are already checked
+    /// against this model's lists; keys and values are checked here.
+    fn build(&'static self, parts: Parts) -> Result<Arc<dyn AnySpec>, FieldError>;
+}
+
+/// The registry entry of model `M`.
+pub struct Entry<M>(PhantomData<fn() -> M>);
+
+impl<M> Entry<M> {
+    pub const NEW: Entry<M> = Entry(PhantomData);
+}
+
+fn named<N: Named>(s: &str) -> N {
+    N::from_name(s).unwrap_or_else(|| panic!("the scenario parser checked the name \"{s}\""))
+}
+
+impl<M: Checked> AnyModel for Entry<M> {
+    fn name(&self) -> &'static str {
+        M::NAME
+    }
+    fn variants(&self) -> Vec<&'static str> {
+        M::Variant::names()
+    }
+    fn variant_description(&self, variant: &str) -> Option<&'static str> {
+        M::Variant::from_name(variant).map(|v| v.description())
+    }
+    fn invariants(&self) -> Vec<InvariantInfo> {
+        M::INVARIANTS
+            .iter()
+            .map(|i| InvariantInfo {
+                id: i.id.name(),
+                statement: i.statement,
+                exercised_by: i.exercised_by.iter().map(|c| c.name()).collect(),
+            })
+            .collect()
+    }
+    fn coverage_names(&self) -> Vec<&'static str> {
+        M::Coverage::names()
+    }
+    fn contended_path(&self) -> Vec<&'static str> {
+        M::CONTENDED_PATH.iter().map(|c| c.name()).collect()
+    }
+    fn mutations(&self) -> Vec<MutationInfo> {
+        M::Mutation::ALL
+            .iter()
+            .map(|m| MutationInfo {
+                name: m.name(),
+                model: M::NAME,
+                targets: m.targets().name(),
+                description: m.description(),
+            })
+            .collect()
+    }
+    fn role_kinds(&self) -> &'static [RoleKind] {
+        M::ROLES
+    }
+    fn params(&self) -> &'static [&'static str] {
+        M::PARAMS
+    }
+    fn counters(&self) -> &'static [&'static str] {
+        M::COUNTERS
+    }
+    fn ratios(&self) -> &'static [(&'static str, &'static str)] {
+        M::RATIOS
+    }
+
+    fn build(&'static self, parts: Parts) -> Result<Arc<dyn AnySpec>, FieldError> {
+        let variant: M::Variant = named(&parts.variant);
+        let mutation: Option<M::Mutation> = parts.mutation.as_deref().map(named);
+        let kinds: Vec<&str> = parts.threads.iter().map(|(k, _)| k.as_str()).collect();
+        let mut roles = Vec::with_capacity(parts.threads.len());
+        for (kind, mut f) in parts.threads.iter().map(|(k, f)| (k.as_str(), f.clone())) {
+            let rk = M::ROLES.iter().find(|r| r.name == kind).expect("the scenario parser checked the role kind");
+            if let Some(key) = f.keys().find(|k| !rk.keys.contains(k)) {
+                let takes = if rk.keys.is_empty() { "nothing".to_string() } else { rk.keys.join(", ") };
+                return Err(f.error(key, format!("role \"{kind}\" takes no \"{key}\" (it takes: {takes})")));
+            }
+            roles.push(M::parse_role(kind, &mut f, &kinds)?);
+        }
+        let mut params = parts.params;
+        if let Some(key) = params.keys().find(|k| !M::PARAMS.contains(k)) {
+            let mut takes: Vec<&str> = M::PARAMS.to_vec();
+            takes.push("step_bound");
+            return Err(
+                params.error(key, format!("the {} model takes no \"{key}\" (it takes: {})", M::NAME, takes.join(", ")))
+            );
+        }
+        let cfg = M::configure(variant, mutation, roles, &mut params)?;
+        if let Some(m) = mutation {
+            m.applies(&cfg).map_err(|why| FieldError {
+                field: "mutation".into(),
+                message: format!("{} cannot run in this scenario: {why}", m.name()),
+            })?;
+        }
+        let mut spec = Spec::<M>::new(self, cfg);
+        spec.bounds = parts.bounds;
+        if let Some(ids) = &parts.invariants {
+            spec.invariants = ids.iter().map(|s| named(s)).collect();
+        }
+        spec.target = parts.target.as_deref().map(named);
+        Ok(Arc::new(spec))
+    }
+}
+
+/// The models a checker run knows: the shipped ones, plus any a test adds.
+#[derive(Clone)]
+pub struct Registry {
+    models: Vec<&'static dyn AnyModel>,
+}
+
+impl Default for Registry {
+    fn default() -> Self {
+        Registry { models: SHIPPED.to_vec() }
+    }
+}
+
+impl Registry {
+    /// The shipped models and `extra`.
+    pub fn with(mut self, extra: &'static dyn AnyModel) -> Self {
+        self.models.push(extra);
+        self
+    }
+    pub fn models(&self) -> &[&'static dyn AnyModel] {
+        &self.models
+    }
+    pub fn find(&self, name: &str) -> Option<&'static dyn AnyModel> {
+        self.models.iter().copied().find(|m| m.name() == name)
+    }
+    pub fn names(&self) -> Vec<&'static str> {
+        self.models.iter().map(|m| m.name()).collect()
+    }
+}
