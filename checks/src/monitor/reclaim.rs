@@ -61,9 +61,11 @@ impl Checked for KswapdStall {
         },
         super::Invariant {
             id: Invariant::CongestedCleared,
-            statement:
-                "After a node's balanced path, PGDAT_CONGESTED is clear (unless set again) and no direct reclaimer \
-                        starts a new congestion stall for that node.",
+            statement: "No direct reclaimer sleeps in a congestion stall for a node that it queued for (on \
+                        congestion_wqh) after that node's balanced path cleared PGDAT_CONGESTED with no new set in \
+                        between; and once every thread has finished, PGDAT_CONGESTED is clear on every node whose last \
+                        balanced path came after its last set. A stall queued before the clear is not covered: clearing \
+                        the tag wakes nobody.",
             exercised_by: &[C::CongestedSet, C::CongestedCleared, C::DirectStall],
             check: congested_cleared,
         },
