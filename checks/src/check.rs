@@ -105,7 +105,7 @@ impl Report {
         let comms = self.scenario.spec.comms();
         let mut s = format!(
             "{}: {} on {} ({} events, execution {} of {})\n",
-            self.scenario.name,
+            crate::term::escape_control(&self.scenario.name),
             self.verdict.label(),
             run.outcome.engine,
             f.trace.len(),
@@ -131,7 +131,7 @@ impl Report {
             ));
         }
         if let Some(t) = &self.replay {
-            s.push_str(&format!("replay: mmcheck check {} --replay {t}\n", self.scenario.file.display()));
+            s.push_str(&format!("replay: {}\n", crate::term::replay_command(&self.scenario.file, &t.to_string())));
         }
         Some(s)
     }
@@ -340,7 +340,7 @@ impl Report {
             complete: self.runs.iter().all(|r| r.outcome.complete),
             expected: self.expected_label(),
             matched: self.matched,
-            replay: self.replay.as_ref().map(|t| format!("mmcheck check {} --replay {t}", sc.file.display())),
+            replay: self.replay.as_ref().map(|t| crate::term::replay_command(&sc.file, &t.to_string())),
             violated,
             coverage: self.coverage(),
             engines: self

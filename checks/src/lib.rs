@@ -5,6 +5,7 @@
 
 pub mod check;
 pub mod engine;
+pub mod files;
 pub mod matrix;
 pub mod monitor;
 pub mod recorder;
@@ -13,4 +14,5 @@ pub mod runtime;
 pub mod scenario;
 pub mod selftest;
 pub mod spec;
+pub mod term;
 pub mod trace;

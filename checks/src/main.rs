@@ -12,6 +12,7 @@ use mmcheck::engine::EngineName;
 use mmcheck::registry::{AnyModel, Registry};
 use mmcheck::runtime::RunError;
 use mmcheck::scenario::{self, Scenario, ScenarioError};
+use mmcheck::term::{escape_control, show_path};
 use mmcheck::trace::ReplayToken;
 
 #[derive(Parser)]
@@ -191,29 +192,27 @@ fn scenarios_root() -> PathBuf {
 fn default_scenario_paths() -> Vec<PathBuf> {
     let root = scenarios_root();
     let mut v: Vec<PathBuf> = std::fs::read_dir(&root)
-        .map(|rd| rd.flatten().map(|e| e.path()).filter(|p| p.file_name().is_some_and(|n| n != "heavy")).collect())
+        .map(|rd| {
+            rd.flatten()
+                .map(|e| e.path())
+                .filter(|p| p.file_name().is_some_and(|n| n != "heavy"))
+                // Only folders and *.toml files, as inside folders (a README is not a scenario).
+                .filter(|p| p.is_dir() || p.extension().is_some_and(|x| x == "toml"))
+                .collect()
+        })
         .unwrap_or_else(|_| vec![root.clone()]);
     v.sort();
     v
 }
 
-/// Parse every scenario; on any error, all of them.
+/// Parse every scenario file `paths` stand for (each file once); on any error, all of them.
 fn load_all(reg: &Registry, paths: &[PathBuf]) -> Result<Vec<Scenario>, CliError> {
+    let files = mmcheck::files::collect(paths).map_err(|e| CliError::Scenarios(vec![e.into()]))?;
     let mut errors: Vec<ScenarioError> = Vec::new();
     let mut out = Vec::new();
-    for p in paths {
-        match scenario::collect_files(p) {
-            Ok(files) => {
-                if files.is_empty() {
-                    return Err(CliError::Usage(format!("{}: no *.toml scenario files", p.display())));
-                }
-                for f in files {
-                    match scenario::load_with(reg, &f) {
-                        Ok(s) => out.push(s),
-                        Err(e) => errors.push(e),
-                    }
-                }
-            }
+    for f in files {
+        match scenario::load_with(reg, &f) {
+            Ok(s) => out.push(s),
             Err(e) => errors.push(e),
         }
     }
@@ -253,7 +252,11 @@ fn cmd_check(
     let engine = match &engine {
         None => None,
         Some(e) => Some(EngineName::from_name(e).ok_or_else(|| {
-            CliError::Usage(format!("--engine: unknown engine \"{e}\"; expected one of: {}", EngineName::names()))
+            CliError::Usage(format!(
+                "--engine: unknown engine \"{}\"; expected one of: {}",
+                escape_control(e),
+                EngineName::names()
+            ))
         })?),
     };
     if let Some(e) = engine {
@@ -262,7 +265,7 @@ fn cmd_check(
                 if sc.spec.tasks() > en.max_threads() {
                     return Err(CliError::Usage(format!(
                         "{}: --engine {}: {} threads, but {} runs at most {}",
-                        sc.file.display(),
+                        show_path(&sc.file),
                         e.name(),
                         sc.spec.tasks(),
                         en.name(),
@@ -282,14 +285,16 @@ fn cmd_check(
         let sc = &scenarios[0];
         let Some(t) = ReplayToken::parse(tok) else {
             return Err(CliError::Usage(format!(
-                "{}: --replay: \"{tok}\" is not a replay token (engine-index-fingerprint)",
-                sc.file.display()
+                "{}: --replay: \"{}\" is not a replay token (engine-index-fingerprint)",
+                show_path(&sc.file),
+                escape_control(tok)
             )));
         };
         if !sc.engines.iter().any(|e| t.fits(&*sc.spec, *e)) {
             return Err(CliError::Usage(format!(
-                "{}: --replay: token {tok} does not fit this scenario (it was made for another scenario, engine or version)",
-                sc.file.display()
+                "{}: --replay: token {} does not fit this scenario (it was made for another scenario, engine or version)",
+                show_path(&sc.file),
+                escape_control(tok)
             )));
         }
         opts.replay = Some(t);
@@ -345,7 +350,7 @@ fn cmd_check(
         return match found {
             None => Err(CliError::Usage(format!(
                 "{}: --replay: the exploration has only {} executions, no execution {}",
-                r.scenario.file.display(),
+                show_path(&r.scenario.file),
                 r.executions(),
                 t.index
             ))),
@@ -379,7 +384,7 @@ fn table_row(r: &Report) -> String {
     };
     format!(
         "{:<40} {:<12} {:<22} {:<14} {:>11} {:>8.2}  {:<30} {:<30} {}",
-        sc.name,
+        escape_control(&sc.name),
         sc.model().name(),
         variant,
         engine,
@@ -405,25 +410,23 @@ fn coverage_line(r: &Report) -> String {
 }
 
 fn print_detail(r: &Report, verbose: bool) {
+    let name = escape_control(&r.scenario.name);
     println!();
     match &r.verdict {
-        Verdict::Vacuous(missing) => println!(
-            "{}: vacuous pass: never reached {} in {} executions",
-            r.scenario.name,
-            missing.join(", "),
-            r.executions()
-        ),
-        Verdict::Disagreement(d) => println!("{}: engines disagree: {d}", r.scenario.name),
-        Verdict::Error(e) => println!("{}: engine error: {e}", r.scenario.name),
+        Verdict::Vacuous(missing) => {
+            println!("{}: vacuous pass: never reached {} in {} executions", name, missing.join(", "), r.executions())
+        }
+        Verdict::Disagreement(d) => println!("{}: engines disagree: {d}", name),
+        Verdict::Error(e) => println!("{}: engine error: {e}", name),
         Verdict::Incomplete => {
-            println!("{}: stopped at the time limit before the exploration was complete", r.scenario.name)
+            println!("{}: stopped at the time limit before the exploration was complete", name)
         }
         _ => {}
     }
     if let Some(ce) = r.counterexample(verbose) {
         print!("{ce}");
     } else if r.verdict == Verdict::Pass {
-        println!("{}: pass, {} executions; expected {}", r.scenario.name, r.executions(), r.expected_label());
+        println!("{}: pass, {} executions; expected {}", name, r.executions(), r.expected_label());
     }
 }
 
@@ -586,17 +589,20 @@ fn cmd_run(reg: &Registry, files: Vec<PathBuf>, variants: Vec<String>, a: RunArg
             }
         }
     }
-    let mut scenarios = load_all(reg, &files)?;
+    // Each FILE on its own: `compare A.toml A.toml` compares a file with itself.
+    let mut scenarios = Vec::new();
+    for f in &files {
+        scenarios.extend(load_all(reg, std::slice::from_ref(f))?);
+    }
     if !variants.is_empty() {
         if scenarios.len() != 1 {
             return Err(CliError::Usage("--variants takes exactly one scenario file".into()));
         }
         let base = scenarios.remove(0);
         for v in &variants {
-            let spec = base
-                .spec
-                .with_variant(v)
-                .map_err(|e| CliError::Usage(format!("{}: --variants: {e}", base.file.display())))?;
+            let spec = base.spec.with_variant(v).map_err(|e| {
+                CliError::Usage(format!("{}: --variants: {}", show_path(&base.file), escape_control(&e)))
+            })?;
             scenarios.push(Scenario { spec, ..base.clone() });
         }
     }
@@ -643,12 +649,17 @@ fn cmd_run(reg: &Registry, files: Vec<PathBuf>, variants: Vec<String>, a: RunArg
         }
     } else {
         if compare {
-            let names: Vec<&str> = results.iter().map(|r| r.name.as_str()).collect();
+            let names: Vec<String> = results.iter().map(|r| escape_control(&r.name).into_owned()).collect();
             let mut uniq = names.clone();
             uniq.dedup();
             println!("{}: {settings}", uniq.join(" vs "));
         } else {
-            println!("{} ({}): {settings}, {:.2} s", results[0].name, results[0].label, results[0].seconds);
+            println!(
+                "{} ({}): {settings}, {:.2} s",
+                escape_control(&results[0].name),
+                results[0].label,
+                results[0].seconds
+            );
         }
         print!("{}", mmcheck::runtime::compare_table(&results));
     }

@@ -33,14 +33,14 @@ pub struct ScenarioError {
 
 impl fmt::Display for ScenarioError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.file.display())?;
+        write!(f, "{}", crate::term::escape_control(&self.file.display().to_string()))?;
         if let Some(l) = self.line {
             write!(f, ":{l}")?;
         }
         if let Some(field) = &self.field {
-            write!(f, ": {field}")?;
+            write!(f, ": {}", crate::term::escape_control(field))?;
         }
-        write!(f, ": {}", self.message)
+        write!(f, ": {}", crate::term::escape_control_lines(&self.message))
     }
 }
 
@@ -212,14 +212,10 @@ pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
     load_with(&Registry::default(), path)
 }
 
-/// Read and parse a scenario file with the models of `reg`.
+/// Read and parse a scenario file with the models of `reg` (read with
+/// [`crate::files::read_scenario`]: a regular, UTF-8 file of at most 1 MiB).
 pub fn load_with(reg: &Registry, path: &Path) -> Result<Scenario, ScenarioError> {
-    let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
-        file: path.to_path_buf(),
-        line: None,
-        field: None,
-        message: format!("cannot read the file: {e}"),
-    })?;
+    let text = crate::files::read_scenario(path)?;
     parse_with(reg, path, &text)
 }
 
@@ -588,35 +584,8 @@ fn expect_table(
     Ok(Expect { verdict, invariant, reaches })
 }
 
-/// Every `*.toml` file under `path` (a file or a folder, recursively), sorted.
+/// The scenario files `path` stands for (a file, or every `*.toml` file in a folder,
+/// recursively, sorted): see [`crate::files::collect`].
 pub fn collect_files(path: &Path) -> Result<Vec<PathBuf>, ScenarioError> {
-    let meta = std::fs::metadata(path).map_err(|e| ScenarioError {
-        file: path.to_path_buf(),
-        line: None,
-        field: None,
-        message: format!("cannot read: {e}"),
-    })?;
-    if meta.is_file() {
-        return Ok(vec![path.to_path_buf()]);
-    }
-    let mut out = Vec::new();
-    let mut stack = vec![path.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        let rd = std::fs::read_dir(&dir).map_err(|e| ScenarioError {
-            file: dir.clone(),
-            line: None,
-            field: None,
-            message: format!("cannot read the folder: {e}"),
-        })?;
-        for entry in rd.flatten() {
-            let p = entry.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|x| x == "toml") {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
-    Ok(out)
+    Ok(crate::files::collect(&[path.to_path_buf()])?)
 }
