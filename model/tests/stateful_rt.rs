@@ -808,6 +808,78 @@ fn pending_ops_and_enabled_masks() {
     assert_eq!(seen, expect);
 }
 
+// ---- the real protocols -------------------------------------------------------------------------
+
+/// A reclaim scenario: kswapd, a writer, an allocator and a direct reclaimer on one node.
+fn reclaim_cfg() -> mmmodel::reclaim::Config {
+    use mmmodel::reclaim::{Config, Role, Variant};
+    Config {
+        variant: Variant::Recheck,
+        mutation: None,
+        roles: vec![
+            Role::Kswapd { node: 0, batches: 2, pages: 2, balances: true },
+            Role::Writer { holds: 2, spins: 0 },
+            Role::Allocator { node: 0, attempts: 1 },
+            Role::DirectReclaim { node: 0, batches: 1, pages: 1, tags_congested: true },
+        ],
+        timer: TimerModel::AnyTime,
+    }
+}
+
+/// A compaction scenario: an async compactor, an lru_lock holder, a killer and a resched.
+fn compaction_cfg() -> mmmodel::compaction::Config {
+    use mmmodel::compaction::{Config, HeldLock, Mode, Role, Variant};
+    Config {
+        variant: Variant::FatalFix,
+        mutation: None,
+        roles: vec![
+            Role::Compactor { mode: Mode::Async },
+            Role::LockHolder { lock: HeldLock::LruLock, holds: 2 },
+            Role::Killer { target: 0 },
+            Role::Resched { target: 0 },
+        ],
+        pageblocks: Config::DEFAULT_PAGEBLOCKS,
+        pages_per_block: Config::DEFAULT_PAGES_PER_BLOCK,
+        swap_cluster_max: Config::DEFAULT_SWAP_CLUSTER_MAX,
+        compact_cluster_max: Config::DEFAULT_COMPACT_CLUSTER_MAX,
+    }
+}
+
+/// The reclaim and compaction models themselves run on the stateful platform (no ghost:
+/// this checks the platform, not the protocols), under a random chooser.
+#[test]
+fn the_protocol_models_run_on_the_stateful_platform() {
+    use mmmodel::{compaction, reclaim};
+    let mut pool = StackPool::new();
+    let (rcfg, ccfg) = (reclaim_cfg(), compaction_cfg());
+    const EXECS: u64 = 20_000;
+    for (name, body) in [
+        ("reclaim", Box::new(move || drop(reclaim::run::<P>(&rcfg, Arc::new(TestGhost)))) as Box<dyn Fn()>),
+        ("compaction", Box::new(move || drop(compaction::run::<P>(&ccfg, Arc::new(TestGhost))))),
+    ] {
+        let body: Arc<dyn Fn()> = Arc::from(body);
+        let mut steps = 0u64;
+        let mut rnd = Random(3);
+        let mut ch = |p: &SchedPoint<'_>| {
+            steps += 1;
+            rnd.choose(p)
+        };
+        let t = std::time::Instant::now();
+        for _ in 0..EXECS {
+            let b = body.clone();
+            let end = stateful::run(&mut pool, move || b(), &mut ch);
+            assert_eq!(end, RunEnd::AllFinished, "{name}");
+        }
+        let e = t.elapsed();
+        println!(
+            "{name}: {EXECS} random executions in {e:.2?}, {:.0} points each, {:.0} exec/s, {}",
+            steps as f64 / EXECS as f64,
+            EXECS as f64 / e.as_secs_f64(),
+            rate(steps, e)
+        );
+    }
+}
+
 // ---- measurements -------------------------------------------------------------------------------
 
 /// `n` loads of one object by one task.
@@ -944,6 +1016,33 @@ fn measure_steps_per_second() {
             "(c) toy, shuttle dfs:     {EXECS} executions in {e:.2?} ({:.0} exec/s): {ops} toy ops, {}",
             EXECS as f64 / e.as_secs_f64(),
             rate(ops, e)
+        );
+
+        // (d) the reclaim model (4 roles), executions per second.
+        let cfg = reclaim_cfg();
+        let t = Instant::now();
+        shuttle::check_random(move || drop(mmmodel::reclaim::run::<S>(&cfg, Arc::new(TestGhost))), EXECS);
+        let e = t.elapsed();
+        println!("(d) reclaim model, shuttle random:  {EXECS} executions in {e:.2?} ({:.0} exec/s)", EXECS as f64 / e.as_secs_f64());
+    }
+    {
+        let cfg = reclaim_cfg();
+        let mut rnd = Random(5);
+        let mut points = 0u64;
+        let mut ch = |p: &SchedPoint<'_>| {
+            points += 1;
+            rnd.choose(p)
+        };
+        let t = Instant::now();
+        for _ in 0..EXECS {
+            let cfg = cfg.clone();
+            stateful::run(&mut pool, move || drop(mmmodel::reclaim::run::<P>(&cfg, Arc::new(TestGhost))), &mut ch);
+        }
+        let e = t.elapsed();
+        println!(
+            "(d) reclaim model, stateful random: {EXECS} executions in {e:.2?} ({:.0} exec/s, {:.0} points each)",
+            EXECS as f64 / e.as_secs_f64(),
+            points as f64 / EXECS as f64
         );
     }
 }

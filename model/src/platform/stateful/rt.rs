@@ -464,7 +464,7 @@ fn not_in_task() -> ! {
 #[cold]
 #[inline(never)]
 fn stale_object() -> ! {
-    panic!("stateful runtime: an object of another execution was used (objects live for one execution)")
+    panic!("stateful runtime: an object or task handle of another execution was used (they live for one execution)")
 }
 
 /// The live runtime and the current task; panics outside a task.
@@ -680,8 +680,8 @@ pub(crate) fn park() {
     }
 }
 
-pub(crate) fn unpark(u: TaskId) {
-    let (rt, t) = enter();
+pub(crate) fn unpark(u: TaskId, epoch: u32) {
+    let (rt, t) = enter_obj(epoch);
     // SAFETY: as in `obj_load`.
     unsafe {
         assert!(u < (&mut *rt).tasks.len(), "stateful runtime: unpark of unknown task {u}");
@@ -690,8 +690,8 @@ pub(crate) fn unpark(u: TaskId) {
     }
 }
 
-pub(crate) fn join(u: TaskId) {
-    let (rt, t) = enter();
+pub(crate) fn join(u: TaskId, epoch: u32) {
+    let (rt, t) = enter_obj(epoch);
     // SAFETY: as in `obj_load`.
     unsafe {
         assert!(u < (&mut *rt).tasks.len() && u != t, "stateful runtime: join of task {u} by task {t}");
@@ -709,7 +709,7 @@ pub(crate) fn yield_now() {
 
 /// Creates a task (not a scheduling point): it is runnable with pending op [`Op::Start`].
 /// Its id is folded into the spawner's local hash.
-pub(crate) fn spawn<F: FnOnce() + 'static>(f: F) -> TaskId {
+pub(crate) fn spawn<F: FnOnce() + 'static>(f: F) -> (TaskId, u32) {
     let (rt, t) = enter();
     // SAFETY: live runtime, short borrows; the new slot is pushed while the running task's
     // coroutine is out of the table.
@@ -719,13 +719,15 @@ pub(crate) fn spawn<F: FnOnce() + 'static>(f: F) -> TaskId {
         let co = new_task(rt, id, f);
         (&mut *rt).tasks.push(TaskSlot { op: Op::Start, token: false, local: mix(TAG_INIT, id as u64), co: Some(co), yielder: ptr::null() });
         fold(rt, t, id as u64);
-        id
+        (id, (*rt).epoch)
     }
 }
 
-/// The current task's id (for `Platform::current`).
-pub(crate) fn current() -> TaskId {
-    enter().1
+/// The current task's id and the execution's epoch (for `Platform::current`).
+pub(crate) fn current() -> (TaskId, u32) {
+    let (rt, t) = enter();
+    // SAFETY: live runtime.
+    (t, unsafe { (*rt).epoch })
 }
 
 /// Sets the current task's local hash to a mix of a fixed tag and `summary`: a loop head
