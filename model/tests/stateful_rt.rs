@@ -641,7 +641,10 @@ fn memory_is_flat_over_a_million_executions() {
         after / 1024,
         pool.stacks()
     );
-    assert!(after <= before + 1024 * 1024, "RSS grew from {before} to {after}");
+    // RSS is the process's, and other tests run in parallel threads: allow them 4 MiB. A leak
+    // of 4 bytes per execution would exceed it; a leaked stack (at least one touched page)
+    // per execution would be gigabytes.
+    assert!(after <= before + 4 * 1024 * 1024, "RSS grew from {before} to {after}");
     assert!(pool.stacks() <= 3);
     assert!(deadlocks > 1000, "the unwinding path ran ({deadlocks} deadlocks)");
 }
