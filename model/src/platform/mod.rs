@@ -10,6 +10,10 @@
 //!   every interleaving and the C11 weak-memory behaviours it models.
 //! * `Shuttle` (cargo feature `shuttle`): shuttle's atomics, mutex and threads, for
 //!   randomised (PCT, random) and bounded DFS exploration of larger configurations.
+//! * `Stateful` (cargo feature `stateful`): a deterministic single-thread coroutine runtime
+//!   whose every scheduling decision is a caller's choice and which exposes pending ops,
+//!   shared values and a state fingerprint: the substrate of a stateful search
+//!   ([`stateful`] describes it).
 //!
 //! The kernel's `smp_mb()` is written `P::fence(SeqCst)` (never as SeqCst loads/stores,
 //! which loom treats as AcqRel). Kernel spinlocks are [`RawSpinLock`]s that *block* under
@@ -38,6 +42,11 @@ pub use loom_impl::{Loom, LoomSpinLock};
 mod shuttle_impl;
 #[cfg(feature = "shuttle")]
 pub use shuttle_impl::{Shuttle, ShuttleSpinLock};
+
+#[cfg(feature = "stateful")]
+pub mod stateful;
+#[cfg(feature = "stateful")]
+pub use stateful::Stateful;
 
 /// An atomic cell of `T` with explicit orderings (the subset of `core::sync::atomic` the
 /// protocols use).

@@ -1,0 +1,898 @@
+//! The runtime of the stateful platform: tasks as coroutines on pooled stacks, the object,
+//! lock and park-token tables, scheduling points, local hashes and the state fingerprint.
+//! The design is described in the parent module's docs.
+//!
+//! # Memory discipline
+//!
+//! The runtime state ([`Rt`]) is a heap block owned by the [`StackPool`] and reached, for the
+//! duration of [`run`], through a thread-local raw pointer. The scheduler loop and the task
+//! code (running on coroutine stacks, but on the same OS thread) both access it through that
+//! pointer, only ever in short borrows that never span a context switch or a call into the
+//! chooser that could re-enter the runtime. A task's coroutine is moved out of its slot while
+//! it runs, so a task that spawns (pushes a slot) never aliases the coroutine being resumed.
+
+use core::any::Any;
+use core::cell::Cell;
+use core::ptr::{self, NonNull};
+use core::sync::atomic::AtomicU32;
+use core::sync::atomic::Ordering::Relaxed;
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+
+use corosensei::stack::DefaultStack;
+use corosensei::{Coroutine, CoroutineResult, Yielder};
+
+/// A task's index: the execution body is task 0, spawned tasks follow in creation order.
+pub type TaskId = usize;
+/// A shared object's index in the execution's object table (creation order).
+pub type ObjId = u32;
+/// A spinlock's index in the execution's lock table (creation order).
+pub type LockId = u32;
+
+/// Tasks are tracked in `u32` masks.
+pub const MAX_TASKS: usize = 32;
+
+/// What a task will do when it is next resumed: the operation it suspended in front of.
+///
+/// Every read-modify-write (swap, `fetch_*`, and `compare_exchange` whether or not it will
+/// succeed: that is only known after) is an [`Op::Rmw`], to be treated as a write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Op {
+    /// Not started yet.
+    Start,
+    Load(ObjId),
+    Store(ObjId),
+    Rmw(ObjId),
+    /// Enabled iff the lock is free.
+    Lock(LockId),
+    /// Always enabled; returns `false` if the lock is held.
+    TryLock(LockId),
+    /// Never blocks (the task must hold the lock).
+    Unlock(LockId),
+    /// Enabled iff the task's unpark token is set (there are no spurious wake-ups).
+    Park,
+    /// Sets the token of the task.
+    Unpark(TaskId),
+    /// Enabled iff the task has finished.
+    Join(TaskId),
+    /// `yield_now`: always enabled, does nothing.
+    Yield,
+}
+
+impl Op {
+    /// The shared object the op accesses, if any.
+    pub fn object(self) -> Option<ObjId> {
+        match self {
+            Op::Load(o) | Op::Store(o) | Op::Rmw(o) => Some(o),
+            _ => None,
+        }
+    }
+    /// The lock the op acts on, if any.
+    pub fn lock(self) -> Option<LockId> {
+        match self {
+            Op::Lock(l) | Op::TryLock(l) | Op::Unlock(l) => Some(l),
+            _ => None,
+        }
+    }
+    /// Whether the op may change a shared object (stores and every read-modify-write).
+    pub fn is_write(self) -> bool {
+        matches!(self, Op::Store(_) | Op::Rmw(_))
+    }
+    /// The op as one word: kind in bits 0..4, operand from bit 8 (bit 4 is the fingerprint's
+    /// token bit).
+    #[inline(always)]
+    fn code(self) -> u64 {
+        match self {
+            Op::Start => 1,
+            Op::Load(o) => 2 | (o as u64) << 8,
+            Op::Store(o) => 3 | (o as u64) << 8,
+            Op::Rmw(o) => 4 | (o as u64) << 8,
+            Op::Lock(l) => 5 | (l as u64) << 8,
+            Op::TryLock(l) => 6 | (l as u64) << 8,
+            Op::Unlock(l) => 7 | (l as u64) << 8,
+            Op::Park => 8,
+            Op::Unpark(t) => 9 | (t as u64) << 8,
+            Op::Join(t) => 10 | (t as u64) << 8,
+            Op::Yield => 11,
+        }
+    }
+}
+
+/// The status word of a finished task in the fingerprint (no op has kind 15).
+const FINISHED_CODE: u64 = 15;
+
+/// Makes every scheduling decision of an execution.
+pub trait Chooser {
+    /// Pick one of `point.enabled()`. Called at every scheduling point where at least one task
+    /// is enabled, including points where only one is. Returning a task that is not enabled
+    /// makes [`run`] panic. The chooser must not call into the runtime (atomics, spawn …).
+    fn choose(&mut self, point: &SchedPoint<'_>) -> TaskId;
+}
+
+impl<F: FnMut(&SchedPoint<'_>) -> TaskId> Chooser for F {
+    fn choose(&mut self, point: &SchedPoint<'_>) -> TaskId {
+        self(point)
+    }
+}
+
+/// How an execution ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunEnd {
+    AllFinished,
+    /// No task is enabled and `blocked` (a mask) have not finished.
+    Deadlock { blocked: u32 },
+    /// `task` panicked with `message`; the other tasks were unwound.
+    Panicked { task: TaskId, message: String },
+}
+
+/// Stacks (and the runtime's tables) kept from one execution to the next. One per thread
+/// that calls [`run`]; its stacks are mapped once and reused, never unmapped per execution.
+pub struct StackPool {
+    rt: Option<NonNull<Rt>>,
+    stack_size: usize,
+}
+
+impl StackPool {
+    /// The default stack size of a task (virtual memory; only touched pages are resident).
+    pub const DEFAULT_STACK_SIZE: usize = 256 * 1024;
+
+    pub fn new() -> Self {
+        Self::with_stack_size(Self::DEFAULT_STACK_SIZE)
+    }
+    pub fn with_stack_size(bytes: usize) -> Self {
+        StackPool { rt: None, stack_size: bytes }
+    }
+    /// How many stacks the pool holds (one per task that ran at the same time, at most).
+    pub fn stacks(&self) -> usize {
+        // SAFETY: the pool owns the block; nothing else references it between runs.
+        self.rt.map_or(0, |rt| unsafe { rt.as_ref().stacks.len() })
+    }
+}
+
+// SAFETY: between executions the pool owns only mapped stacks (plain memory) and empty
+// tables: no task slot, no yielder, no chooser pointer survives `run`. It is not `Sync`, and
+// `run` borrows it mutably, so it is never used by two threads at once.
+unsafe impl Send for StackPool {}
+
+impl Default for StackPool {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Drop for StackPool {
+    fn drop(&mut self) {
+        if let Some(rt) = self.rt.take() {
+            // SAFETY: allocated by `Box::into_raw` in `run`, returned to the pool after it.
+            drop(unsafe { Box::from_raw(rt.as_ptr()) });
+        }
+    }
+}
+
+type Co = Coroutine<(), (), Exit, DefaultStack>;
+
+enum Exit {
+    Done,
+    Panicked(Box<dyn Any + Send>),
+}
+
+const NO_TASK: usize = usize::MAX;
+const NO_OWNER: u8 = u8::MAX;
+
+struct TaskSlot {
+    op: Op,
+    token: bool,
+    local: u64,
+    /// `None` while the task runs (moved out by the scheduler) and once it has finished.
+    co: Option<Co>,
+    /// Set by the task when it starts; lives on the task's stack.
+    yielder: *const Yielder<(), ()>,
+}
+
+/// The state of one execution.
+pub(crate) struct Rt {
+    objs: Vec<u64>,
+    locks: Vec<u8>,
+    tasks: Vec<TaskSlot>,
+    finished: u32,
+    /// XOR of one term per object (index, value) and per held lock (index, owner): the shared
+    /// part of the fingerprint, kept up to date by every write.
+    shared: u64,
+    /// The task whose code runs now (`NO_TASK` in the scheduler and in the chooser).
+    cur: usize,
+    /// The task that ran last.
+    last: usize,
+    steps: u64,
+    epoch: u32,
+    /// The choice a yield point made for the scheduler loop to carry out.
+    next: Option<TaskId>,
+    teardown: bool,
+    chooser: Option<NonNull<dyn Chooser>>,
+    chooser_panic: Option<Box<dyn Any + Send>>,
+    stacks: Vec<DefaultStack>,
+    stack_size: usize,
+}
+
+thread_local! {
+    static RT: Cell<*mut Rt> = const { Cell::new(ptr::null_mut()) };
+}
+
+/// Numbers executions (process-wide, so that an object smuggled to another thread's
+/// execution is refused too).
+static EPOCH: AtomicU32 = AtomicU32::new(0);
+
+#[inline(always)]
+fn rt_ptr() -> *mut Rt {
+    RT.with(|c| c.get())
+}
+
+/// Whether the calling thread is inside [`run`] (in a task or in the chooser).
+pub fn in_execution() -> bool {
+    !rt_ptr().is_null()
+}
+
+/// The task whose code is running, if called from a task of a running execution.
+pub fn current_task() -> Option<TaskId> {
+    let rt = rt_ptr();
+    // SAFETY: a non-null pointer is the live runtime of this thread's execution.
+    (!rt.is_null()).then(|| unsafe { (*rt).cur }).filter(|&t| t != NO_TASK)
+}
+
+// ---- hashing --------------------------------------------------------------------------------
+
+const P0: u64 = 0xa076_1d64_78bd_642f;
+const P1: u64 = 0xe703_7ed1_a0b4_28db;
+const P2: u64 = 0x8ebc_6af0_9c88_c6e3;
+const P3: u64 = 0x5899_65cc_7537_4cc3;
+const TAG_INIT: u64 = 0x1d8e_4e27_c47d_124f;
+const TAG_RESET: u64 = 0x9e37_79b9_7f4a_7c15;
+
+/// The folded 64x64->128 multiply (wyhash's `mum`).
+#[inline(always)]
+fn mum(a: u64, b: u64) -> u64 {
+    let r = (a as u128) * (b as u128);
+    (r as u64) ^ ((r >> 64) as u64)
+}
+
+/// Mixes two words into one (wyhash's `wymix`): one multiply.
+#[inline(always)]
+fn mix(a: u64, b: u64) -> u64 {
+    mum(a ^ P0, b ^ P1)
+}
+
+/// The murmur3 finaliser: a bijective avalanche.
+#[inline(always)]
+fn fmix64(mut h: u64) -> u64 {
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    h ^ (h >> 33)
+}
+
+#[inline(always)]
+fn obj_term(i: usize, v: u64) -> u64 {
+    mix(v, (i as u64 + 1).wrapping_mul(P2))
+}
+
+#[inline(always)]
+fn lock_term(l: usize, owner: usize) -> u64 {
+    mix(owner as u64, (l as u64 + 1).wrapping_mul(P3))
+}
+
+// ---- the scheduling-point view ------------------------------------------------------------------
+
+/// What the chooser sees at a scheduling point: every task's pending op, which are enabled,
+/// the shared objects, and the state fingerprint.
+pub struct SchedPoint<'a> {
+    rt: &'a Rt,
+    enabled: u32,
+}
+
+impl SchedPoint<'_> {
+    /// The enabled tasks (bit `t` for task `t`); never 0.
+    #[inline]
+    pub fn enabled(&self) -> u32 {
+        self.enabled
+    }
+    /// The finished tasks.
+    #[inline]
+    pub fn finished(&self) -> u32 {
+        self.rt.finished
+    }
+    /// Tasks created so far (ids `0..num_tasks()`).
+    #[inline]
+    pub fn num_tasks(&self) -> usize {
+        self.rt.tasks.len()
+    }
+    /// Task `t`'s pending op, `None` once it has finished.
+    #[inline]
+    pub fn pending(&self, t: TaskId) -> Option<Op> {
+        (self.rt.finished & (1 << t) == 0).then(|| self.rt.tasks[t].op)
+    }
+    /// The task that ran last (0 at the first point).
+    #[inline]
+    pub fn current(&self) -> TaskId {
+        self.rt.last
+    }
+    /// Scheduling decisions made so far in this execution.
+    #[inline]
+    pub fn steps(&self) -> u64 {
+        self.rt.steps
+    }
+    /// Objects created so far (ids `0..num_objects()`).
+    pub fn num_objects(&self) -> usize {
+        self.rt.objs.len()
+    }
+    /// An object's value, as the bit pattern of its type widened to `u64`.
+    pub fn value(&self, o: ObjId) -> u64 {
+        self.rt.objs[o as usize]
+    }
+    /// Locks created so far.
+    pub fn num_locks(&self) -> usize {
+        self.rt.locks.len()
+    }
+    pub fn lock_owner(&self, l: LockId) -> Option<TaskId> {
+        let o = self.rt.locks[l as usize];
+        (o != NO_OWNER).then_some(o as usize)
+    }
+    /// Task `t`'s unpark token.
+    pub fn token(&self, t: TaskId) -> bool {
+        self.rt.tasks[t].token
+    }
+    /// Task `t`'s local hash (see the module docs).
+    pub fn local_hash(&self, t: TaskId) -> u64 {
+        self.rt.tasks[t].local
+    }
+    /// A 64-bit hash of the runtime state: every object value, every lock owner, every task's
+    /// token, status (finished, or its pending op with its operand) and local hash. Costs
+    /// one multiply per task plus a finaliser: the object and lock part is maintained
+    /// incrementally by every write.
+    #[inline]
+    pub fn fingerprint(&self) -> u64 {
+        self.rt.fingerprint_with(self.rt.shared)
+    }
+    /// The fingerprint with its object and lock part recomputed from scratch (for tests of
+    /// the incremental part).
+    #[doc(hidden)]
+    pub fn fingerprint_recomputed(&self) -> u64 {
+        let rt = self.rt;
+        let mut shared = 0;
+        for (i, &v) in rt.objs.iter().enumerate() {
+            shared ^= obj_term(i, v);
+        }
+        for (l, &o) in rt.locks.iter().enumerate() {
+            if o != NO_OWNER {
+                shared ^= lock_term(l, o as usize);
+            }
+        }
+        rt.fingerprint_with(shared)
+    }
+}
+
+impl Rt {
+    fn new(stack_size: usize) -> Self {
+        Rt {
+            objs: Vec::with_capacity(64),
+            locks: Vec::with_capacity(16),
+            tasks: Vec::with_capacity(MAX_TASKS),
+            finished: 0,
+            shared: 0,
+            cur: NO_TASK,
+            last: 0,
+            steps: 0,
+            epoch: 0,
+            next: None,
+            teardown: false,
+            chooser: None,
+            chooser_panic: None,
+            stacks: Vec::new(),
+            stack_size,
+        }
+    }
+
+    #[inline]
+    fn fingerprint_with(&self, shared: u64) -> u64 {
+        let mut h = shared ^ (self.tasks.len() as u64).wrapping_mul(P2);
+        for (t, s) in self.tasks.iter().enumerate() {
+            let status = if self.finished & (1 << t) != 0 { FINISHED_CODE } else { s.op.code() };
+            h = mix(h ^ status ^ (s.token as u64) << 4, s.local);
+        }
+        fmix64(h)
+    }
+
+    #[inline]
+    fn enabled_mask(&self) -> u32 {
+        let mut m = 0;
+        for (t, s) in self.tasks.iter().enumerate() {
+            let ok = match s.op {
+                Op::Lock(l) => self.locks[l as usize] == NO_OWNER,
+                Op::Park => s.token,
+                Op::Join(u) => self.finished & (1 << u) != 0,
+                _ => true,
+            };
+            m |= (ok as u32) << t;
+        }
+        m & !self.finished
+    }
+
+    #[inline(always)]
+    fn set_obj(&mut self, i: usize, v: u64) {
+        let old = self.objs[i];
+        if old != v {
+            self.shared ^= obj_term(i, old) ^ obj_term(i, v);
+            self.objs[i] = v;
+        }
+    }
+}
+
+/// Asks the chooser at a scheduling point. `None`: no task is enabled.
+///
+/// # Safety
+/// `rt` is the live runtime; no borrow of it is held by the caller.
+unsafe fn decide(rt: *mut Rt) -> Option<TaskId> {
+    let enabled = (*rt).enabled_mask();
+    if enabled == 0 {
+        return None;
+    }
+    let t = {
+        let r = &*rt;
+        let mut ch = r.chooser.expect("stateful runtime: no chooser");
+        ch.as_mut().choose(&SchedPoint { rt: r, enabled })
+    };
+    if t >= MAX_TASKS || enabled & (1 << t) == 0 {
+        bad_choice(t, enabled);
+    }
+    (*rt).steps += 1;
+    Some(t)
+}
+
+#[cold]
+#[inline(never)]
+fn bad_choice(t: TaskId, enabled: u32) -> ! {
+    panic!("stateful runtime: the chooser picked task {t}, which is not enabled (enabled mask {enabled:#b})")
+}
+
+#[cold]
+#[inline(never)]
+fn not_in_task() -> ! {
+    if in_execution() {
+        panic!("stateful runtime: called from the chooser or the scheduler, not from a task")
+    }
+    panic!("stateful runtime: used outside a running execution (create and use Stateful objects only inside stateful::run, on its thread)")
+}
+
+#[cold]
+#[inline(never)]
+fn stale_object() -> ! {
+    panic!("stateful runtime: an object or task handle of another execution was used (they live for one execution)")
+}
+
+/// The live runtime and the current task; panics outside a task.
+#[inline(always)]
+fn enter() -> (*mut Rt, TaskId) {
+    let rt = rt_ptr();
+    if rt.is_null() {
+        not_in_task();
+    }
+    // SAFETY: non-null means live (see the module docs).
+    let t = unsafe { (*rt).cur };
+    if t == NO_TASK {
+        not_in_task();
+    }
+    (rt, t)
+}
+
+#[inline(always)]
+fn enter_obj(epoch: u32) -> (*mut Rt, TaskId) {
+    let (rt, t) = enter();
+    // SAFETY: live runtime.
+    if unsafe { (*rt).epoch } != epoch {
+        stale_object();
+    }
+    (rt, t)
+}
+
+/// A yield point: records `op` as task `t`'s pending op, then lets the chooser decide. If it
+/// picks `t`, returns at once (no context switch); otherwise suspends the task until the
+/// scheduler resumes it, which it does only when `op` is enabled. Returns `false` (without a
+/// scheduling point) while the runtime tears an execution down or the task is unwinding
+/// from a panic: the op is then performed without scheduling and must not block.
+///
+/// # Safety
+/// `rt` is the live runtime and `t` the running task; no borrow of `rt` is held.
+#[inline]
+unsafe fn yield_point(rt: *mut Rt, t: TaskId, op: Op) -> bool {
+    {
+        let s = &mut (&mut *rt).tasks[t];
+        s.op = op;
+        s.local = mix(s.local, op.code());
+    }
+    if (*rt).teardown || std::thread::panicking() {
+        return false;
+    }
+    (*rt).cur = NO_TASK;
+    match catch_unwind(AssertUnwindSafe(|| decide(rt))) {
+        Ok(Some(c)) if c == t => {
+            (*rt).cur = t;
+            (*rt).last = t;
+            return true;
+        }
+        Ok(c) => (*rt).next = c,
+        Err(p) => {
+            (*rt).chooser_panic = Some(p);
+            (*rt).next = None;
+        }
+    }
+    let y = (&mut *rt).tasks[t].yielder;
+    (*y).suspend(());
+    // The scheduler has set `cur` and `last`.
+    true
+}
+
+#[inline(always)]
+unsafe fn fold(rt: *mut Rt, t: TaskId, v: u64) {
+    let s = &mut (&mut *rt).tasks[t];
+    s.local = mix(s.local, v);
+}
+
+// ---- operations (called by the platform's object types) ----------------------------------------
+
+pub(crate) fn obj_new(v: u64) -> (ObjId, u32) {
+    let (rt, _) = enter();
+    // SAFETY: live runtime, short borrow.
+    unsafe {
+        let r = &mut *rt;
+        let i = r.objs.len();
+        r.objs.push(v);
+        r.shared ^= obj_term(i, v);
+        (i as ObjId, r.epoch)
+    }
+}
+
+#[inline]
+pub(crate) fn obj_load(o: ObjId, epoch: u32) -> u64 {
+    let (rt, t) = enter_obj(epoch);
+    // SAFETY: live runtime; borrows end before every switch.
+    unsafe {
+        yield_point(rt, t, Op::Load(o));
+        let v = (&mut *rt).objs[o as usize];
+        fold(rt, t, v);
+        v
+    }
+}
+
+#[inline]
+pub(crate) fn obj_store(o: ObjId, epoch: u32, v: u64) {
+    let (rt, t) = enter_obj(epoch);
+    // SAFETY: as in `obj_load`.
+    unsafe {
+        yield_point(rt, t, Op::Store(o));
+        (&mut *rt).set_obj(o as usize, v);
+    }
+}
+
+/// A read-modify-write: stores `f(old)`, returns `old`.
+#[inline]
+pub(crate) fn obj_rmw(o: ObjId, epoch: u32, f: impl FnOnce(u64) -> u64) -> u64 {
+    let (rt, t) = enter_obj(epoch);
+    // SAFETY: as in `obj_load`.
+    unsafe {
+        yield_point(rt, t, Op::Rmw(o));
+        let old = (&mut *rt).objs[o as usize];
+        (&mut *rt).set_obj(o as usize, f(old));
+        fold(rt, t, old);
+        old
+    }
+}
+
+#[inline]
+pub(crate) fn obj_cas(o: ObjId, epoch: u32, current: u64, new: u64) -> Result<u64, u64> {
+    let (rt, t) = enter_obj(epoch);
+    // SAFETY: as in `obj_load`.
+    unsafe {
+        yield_point(rt, t, Op::Rmw(o));
+        let old = (&mut *rt).objs[o as usize];
+        let ok = old == current;
+        if ok {
+            (&mut *rt).set_obj(o as usize, new);
+        }
+        fold(rt, t, old);
+        fold(rt, t, ok as u64);
+        if ok {
+            Ok(old)
+        } else {
+            Err(old)
+        }
+    }
+}
+
+pub(crate) fn lock_new() -> (LockId, u32) {
+    let (rt, _) = enter();
+    // SAFETY: live runtime, short borrow.
+    unsafe {
+        let r = &mut *rt;
+        r.locks.push(NO_OWNER);
+        ((r.locks.len() - 1) as LockId, r.epoch)
+    }
+}
+
+#[inline]
+pub(crate) fn lock_lock(l: LockId, epoch: u32) {
+    let (rt, t) = enter_obj(epoch);
+    // SAFETY: as in `obj_load`.
+    unsafe {
+        let live = yield_point(rt, t, Op::Lock(l));
+        let r = &mut *rt;
+        let o = &mut r.locks[l as usize];
+        if *o != NO_OWNER {
+            // Only when unwinding: the lock was not enabled.
+            debug_assert!(!live, "stateful runtime: resumed a blocked lock");
+            return;
+        }
+        *o = t as u8;
+        r.shared ^= lock_term(l as usize, t);
+    }
+}
+
+#[inline]
+pub(crate) fn lock_try(l: LockId, epoch: u32) -> bool {
+    let (rt, t) = enter_obj(epoch);
+    // SAFETY: as in `obj_load`.
+    unsafe {
+        yield_point(rt, t, Op::TryLock(l));
+        let r = &mut *rt;
+        let free = r.locks[l as usize] == NO_OWNER;
+        if free {
+            r.locks[l as usize] = t as u8;
+            r.shared ^= lock_term(l as usize, t);
+        }
+        fold(rt, t, free as u64);
+        free
+    }
+}
+
+/// `unlock`, calling `released` in the same step, just before the lock is freed.
+#[inline]
+pub(crate) fn lock_unlock(l: LockId, epoch: u32, released: impl FnOnce()) {
+    let (rt, t) = enter_obj(epoch);
+    // SAFETY: as in `obj_load`.
+    unsafe {
+        let live = yield_point(rt, t, Op::Unlock(l));
+        if (&mut *rt).locks[l as usize] != t as u8 {
+            if live {
+                panic!("stateful runtime: task {t} unlocked lock {l}, which it does not hold");
+            }
+            return;
+        }
+        released();
+        let r = &mut *rt;
+        r.locks[l as usize] = NO_OWNER;
+        r.shared ^= lock_term(l as usize, t);
+    }
+}
+
+pub(crate) fn park() {
+    let (rt, t) = enter();
+    // SAFETY: as in `obj_load`.
+    unsafe {
+        yield_point(rt, t, Op::Park);
+        (&mut *rt).tasks[t].token = false;
+    }
+}
+
+pub(crate) fn unpark(u: TaskId, epoch: u32) {
+    let (rt, t) = enter_obj(epoch);
+    // SAFETY: as in `obj_load`.
+    unsafe {
+        assert!(u < (&mut *rt).tasks.len(), "stateful runtime: unpark of unknown task {u}");
+        yield_point(rt, t, Op::Unpark(u));
+        (&mut *rt).tasks[u].token = true;
+    }
+}
+
+pub(crate) fn join(u: TaskId, epoch: u32) {
+    let (rt, t) = enter_obj(epoch);
+    // SAFETY: as in `obj_load`.
+    unsafe {
+        assert!(u < (&mut *rt).tasks.len() && u != t, "stateful runtime: join of task {u} by task {t}");
+        yield_point(rt, t, Op::Join(u));
+    }
+}
+
+pub(crate) fn yield_now() {
+    let (rt, t) = enter();
+    // SAFETY: as in `obj_load`.
+    unsafe {
+        yield_point(rt, t, Op::Yield);
+    }
+}
+
+/// Creates a task (not a scheduling point): it is runnable with pending op [`Op::Start`].
+/// Its id is folded into the spawner's local hash.
+pub(crate) fn spawn<F: FnOnce() + 'static>(f: F) -> (TaskId, u32) {
+    let (rt, t) = enter();
+    // SAFETY: live runtime, short borrows; the new slot is pushed while the running task's
+    // coroutine is out of the table.
+    unsafe {
+        let id = (&mut *rt).tasks.len();
+        assert!(id < MAX_TASKS, "stateful runtime: more than {MAX_TASKS} tasks");
+        let co = new_task(rt, id, f);
+        (&mut *rt).tasks.push(TaskSlot { op: Op::Start, token: false, local: mix(TAG_INIT, id as u64), co: Some(co), yielder: ptr::null() });
+        fold(rt, t, id as u64);
+        (id, (*rt).epoch)
+    }
+}
+
+/// The current task's id and the execution's epoch (for `Platform::current`).
+pub(crate) fn current() -> (TaskId, u32) {
+    let (rt, t) = enter();
+    // SAFETY: live runtime.
+    (t, unsafe { (*rt).epoch })
+}
+
+/// Sets the current task's local hash to a mix of a fixed tag and `summary`: a loop head
+/// whose state the model summarises forgets the history that led to it.
+pub fn reset_local(summary: u64) {
+    let (rt, t) = enter();
+    // SAFETY: live runtime, short borrow.
+    unsafe { (&mut *rt).tasks[t].local = mix(TAG_RESET, summary) }
+}
+
+/// Folds `v` into the current task's local hash (a value the ghost hands to model code).
+pub fn observe(v: u64) {
+    let (rt, t) = enter();
+    // SAFETY: live runtime.
+    unsafe { fold(rt, t, v) }
+}
+
+/// A task's coroutine, on a pooled stack.
+///
+/// # Safety
+/// `rt` is the live runtime.
+unsafe fn new_task<F: FnOnce() + 'static>(rt: *mut Rt, id: TaskId, f: F) -> Co {
+    let stack = match (&mut *rt).stacks.pop() {
+        Some(s) => s,
+        None => DefaultStack::new((&mut *rt).stack_size).expect("stateful runtime: cannot map a task stack"),
+    };
+    Coroutine::with_stack(stack, move |y: &Yielder<(), ()>, ()| {
+        let rt = rt_ptr();
+        // SAFETY: a task only runs inside its execution; the yielder lives on this stack for
+        // as long as the coroutine.
+        unsafe { (&mut *rt).tasks[id].yielder = y };
+        match catch_unwind(AssertUnwindSafe(f)) {
+            Ok(()) => Exit::Done,
+            // SAFETY: as above.
+            Err(p) if unsafe { (*rt_ptr()).teardown } => resume_unwind(p),
+            Err(p) => Exit::Panicked(p),
+        }
+    })
+}
+
+fn panic_message(p: &(dyn Any + Send)) -> String {
+    if let Some(s) = p.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = p.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "(non-string panic payload)".to_string()
+    }
+}
+
+/// Ends an execution however [`run`] is left: unwinds the coroutines of unfinished tasks,
+/// returns every stack to the pool, clears the tables and the thread-local pointer.
+struct Teardown<'p> {
+    rt: *mut Rt,
+    pool: &'p mut StackPool,
+}
+
+impl Drop for Teardown<'_> {
+    fn drop(&mut self) {
+        let rt = self.rt;
+        // SAFETY: `rt` is the live runtime, and no borrow of it is held (we are either after
+        // the scheduler loop or unwinding out of it).
+        unsafe {
+            (*rt).teardown = true;
+            for t in 0..(&mut *rt).tasks.len() {
+                if let Some(mut co) = (&mut *rt).tasks[t].co.take() {
+                    (*rt).cur = t;
+                    co.force_unwind();
+                    (&mut *rt).stacks.push(co.into_stack());
+                }
+            }
+            let r = &mut *rt;
+            r.cur = NO_TASK;
+            r.tasks.clear();
+            r.objs.clear();
+            r.locks.clear();
+            r.chooser = None;
+            r.chooser_panic = None;
+            r.next = None;
+            RT.with(|c| c.set(ptr::null_mut()));
+            self.pool.rt = Some(NonNull::new_unchecked(rt));
+        }
+    }
+}
+
+/// Runs one execution: `body` is task 0; every scheduling decision is `chooser`'s.
+///
+/// Runs until every task has finished, no task is enabled (deadlock), or a task panics. Not
+/// reentrant: a `run` inside a task panics. Everything happens on the calling thread.
+pub fn run<F: FnOnce() + 'static>(pool: &mut StackPool, body: F, chooser: &mut dyn Chooser) -> RunEnd {
+    assert!(!in_execution(), "stateful runtime: nested run (an execution is already running on this thread)");
+    let rt: *mut Rt = match pool.rt.take() {
+        Some(p) => p.as_ptr(),
+        None => Box::into_raw(Box::new(Rt::new(pool.stack_size))),
+    };
+    let epoch = EPOCH.fetch_add(1, Relaxed).wrapping_add(1);
+    // SAFETY: the chooser outlives this call, and the runtime drops its pointer before
+    // returning (Teardown), so erasing its lifetime is sound.
+    let chooser: NonNull<dyn Chooser + '_> = NonNull::from(chooser);
+    let chooser: NonNull<dyn Chooser + 'static> = unsafe { core::mem::transmute(chooser) };
+    // SAFETY: `rt` is exclusively ours until Teardown gives it back to the pool.
+    unsafe {
+        let r = &mut *rt;
+        r.finished = 0;
+        r.shared = 0;
+        r.cur = NO_TASK;
+        r.last = 0;
+        r.steps = 0;
+        r.epoch = epoch;
+        r.next = None;
+        r.teardown = false;
+        r.chooser = Some(chooser);
+    }
+    RT.with(|c| c.set(rt));
+    let guard = Teardown { rt, pool };
+    // SAFETY: the runtime is live (thread-local set) and unborrowed.
+    let end = unsafe {
+        let co = new_task(rt, 0, body);
+        (&mut *rt).tasks.push(TaskSlot { op: Op::Start, token: false, local: mix(TAG_INIT, 0), co: Some(co), yielder: ptr::null() });
+        schedule(rt)
+    };
+    drop(guard);
+    end
+}
+
+/// The scheduler loop.
+///
+/// # Safety
+/// `rt` is the live runtime and unborrowed.
+unsafe fn schedule(rt: *mut Rt) -> RunEnd {
+    loop {
+        let t = match (&mut *rt).next.take() {
+            Some(t) => t,
+            None => {
+                if let Some(p) = (&mut *rt).chooser_panic.take() {
+                    resume_unwind(p);
+                }
+                match decide(rt) {
+                    Some(t) => t,
+                    None => {
+                        let r = &*rt;
+                        let all = if r.tasks.len() == 32 { u32::MAX } else { (1u32 << r.tasks.len()) - 1 };
+                        return if r.finished == all {
+                            RunEnd::AllFinished
+                        } else {
+                            RunEnd::Deadlock { blocked: all & !r.finished }
+                        };
+                    }
+                }
+            }
+        };
+        (*rt).cur = t;
+        (*rt).last = t;
+        let mut co = (&mut *rt).tasks[t].co.take().expect("stateful runtime: resumed a finished task");
+        let res = co.resume(());
+        (*rt).cur = NO_TASK;
+        match res {
+            CoroutineResult::Yield(()) => (&mut *rt).tasks[t].co = Some(co),
+            CoroutineResult::Return(exit) => {
+                (&mut *rt).stacks.push(co.into_stack());
+                (*rt).finished |= 1 << t;
+                if let Exit::Panicked(p) = exit {
+                    return RunEnd::Panicked { task: t, message: panic_message(&*p) };
+                }
+            }
+        }
+    }
+}
