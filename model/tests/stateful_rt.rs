@@ -11,34 +11,16 @@ use std::sync::atomic::AtomicU64;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release, SeqCst};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use mmmodel::event::{Event, Wq};
-use mmmodel::ghost::{Ghost, LoopVerdict, Pid, SleepDecision};
-use mmmodel::kernel::sched::{io_schedule_timeout, run_tasks, Sched, TimerModel, TASK_UNINTERRUPTIBLE};
+use mmmodel::event::Wq;
+use mmmodel::ghost::{NoGhost, Pid};
+use mmmodel::kernel::sched::{io_schedule_timeout, run_tasks, Sched, Start, TimerModel, TASK_UNINTERRUPTIBLE};
 use mmmodel::kernel::wait::{finish_wait, prepare_to_wait, wake_up, WaitQueueHead};
+use mmmodel::model::run as run_model;
 use mmmodel::platform::stateful::{self, Chooser, Op, RunEnd, SchedPoint, StackPool, TaskId};
 use mmmodel::platform::{Atomic, AtomicInt, Join, Platform, RawSpinLock, Stateful};
 
-/// A ghost that checks nothing (as `NoGhost`).
-#[derive(Default)]
-struct TestGhost;
-
-impl Ghost for TestGhost {
-    const ENABLED: bool = false;
-    fn emit(&self, _pid: Pid, _ev: Event) {}
-    fn loop_head(&self, _pid: Pid, _fingerprint: u64) -> LoopVerdict {
-        LoopVerdict::Continue
-    }
-    fn untimed_sleep(&self, _pid: Pid) -> SleepDecision {
-        SleepDecision::Park
-    }
-    fn woken(&self, _pid: Pid) {}
-    fn task_exit(&self, _pid: Pid) -> u32 {
-        0
-    }
-    fn aborted(&self) -> bool {
-        false
-    }
-}
+/// A ghost that checks nothing, for protocol events `E`.
+type TestGhost<E = ()> = NoGhost<E>;
 
 type P = Stateful<TestGhost>;
 
@@ -175,7 +157,7 @@ where
 {
     let ghost = Arc::new(<Q::Ghost as Default>::default());
     let sched = Arc::new(Sched::<Q>::new(vec!["waiter".into(), "waker".into()], TimerModel::Never, ghost));
-    let wq = Arc::new(WaitQueueHead::<Q>::new(Wq::Congestion));
+    let wq = Arc::new(WaitQueueHead::<Q>::new(Wq("congestion_wqh")));
     let cond = Arc::new(Q::AtomicBool::new(false));
     let task = move |pid: Pid| {
         let cur = sched.enter(pid);
@@ -199,7 +181,7 @@ where
             wake_up(&cur, &wq);
         }
     };
-    run_tasks::<Q, _>(vec!["waiter".into(), "waker".into()], Arc::new(task));
+    run_tasks::<Q, _>(vec!["waiter".into(), "waker".into()], &Start::default(), Arc::new(task));
 }
 
 // ---- choosers -----------------------------------------------------------------------------------
@@ -401,10 +383,16 @@ fn rss_bytes() -> usize {
 fn round_robin_completes_every_toy() {
     let mut pool = StackPool::new();
     let out = Arc::new(Mutex::new(BTreeSet::new()));
-    assert_eq!(stateful::run(&mut pool, recording(&out, || store_buffering::<P>(false)), &mut RoundRobin), RunEnd::AllFinished);
+    assert_eq!(
+        stateful::run(&mut pool, recording(&out, || store_buffering::<P>(false)), &mut RoundRobin),
+        RunEnd::AllFinished
+    );
     assert_eq!(out.lock().unwrap().len(), 1);
     let out = Arc::new(Mutex::new(BTreeSet::new()));
-    assert_eq!(stateful::run(&mut pool, recording(&out, || counter::<P>(true, 3)), &mut RoundRobin), RunEnd::AllFinished);
+    assert_eq!(
+        stateful::run(&mut pool, recording(&out, || counter::<P>(true, 3)), &mut RoundRobin),
+        RunEnd::AllFinished
+    );
     assert_eq!(*out.lock().unwrap(), BTreeSet::from([6]));
     let out = Arc::new(Mutex::new(BTreeSet::new()));
     assert_eq!(stateful::run(&mut pool, recording(&out, handshake::<P>), &mut RoundRobin), RunEnd::AllFinished);
@@ -656,9 +644,13 @@ fn fences_are_not_scheduling_points() {
     let mut pool = StackPool::new();
     let count = |pool: &mut StackPool, fences: bool| {
         let mut r = Recorder { inner: RoundRobin, trace: Vec::new() };
-        stateful::run(pool, move || {
-            store_buffering::<P>(fences);
-        }, &mut r);
+        stateful::run(
+            pool,
+            move || {
+                store_buffering::<P>(fences);
+            },
+            &mut r,
+        );
         r.trace.iter().map(|x| x.1).collect::<Vec<_>>()
     };
     let plain = count(&mut pool, false);
@@ -676,7 +668,11 @@ fn quiet_intentional_panics() {
     ONCE.get_or_init(|| {
         let prev = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
-            let msg = info.payload().downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| info.payload().downcast_ref::<String>().cloned());
+            let msg = info
+                .payload()
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| info.payload().downcast_ref::<String>().cloned());
             if !msg.is_some_and(|m| m.contains("intentional") || m.contains("stateful runtime")) {
                 prev(info)
             }
@@ -730,16 +726,27 @@ fn a_bad_choice_panics_out_of_run_and_the_runtime_recovers() {
         let bad_at = at_yield_point as u64;
         let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             let mut bad = |p: &SchedPoint<'_>| if p.steps() == bad_at { 5 } else { lowest(p.enabled()) };
-            stateful::run(&mut pool, || {
-                handshake::<P>();
-            }, &mut bad)
+            stateful::run(
+                &mut pool,
+                || {
+                    handshake::<P>();
+                },
+                &mut bad,
+            )
         }));
         let msg = *r.unwrap_err().downcast::<String>().unwrap();
         assert!(msg.contains("not enabled"), "{msg}");
         assert!(!stateful::in_execution());
-        assert_eq!(stateful::run(&mut pool, || {
-                handshake::<P>();
-            }, &mut RoundRobin), RunEnd::AllFinished);
+        assert_eq!(
+            stateful::run(
+                &mut pool,
+                || {
+                    handshake::<P>();
+                },
+                &mut RoundRobin
+            ),
+            RunEnd::AllFinished
+        );
     }
 }
 
@@ -752,14 +759,26 @@ fn objects_outside_an_execution_panic() {
     let mut pool = StackPool::new();
     let smuggled: Arc<Mutex<Option<Arc<<P as Platform>::AtomicU32>>>> = Arc::new(Mutex::new(None));
     let s = smuggled.clone();
-    stateful::run(&mut pool, move || *s.lock().unwrap() = Some(Arc::new(<P as Platform>::AtomicU32::new(0))), &mut RoundRobin);
+    stateful::run(
+        &mut pool,
+        move || *s.lock().unwrap() = Some(Arc::new(<P as Platform>::AtomicU32::new(0))),
+        &mut RoundRobin,
+    );
     let s = smuggled.clone();
-    let end = stateful::run(&mut pool, move || {
-        s.lock().unwrap().as_ref().unwrap().load(Relaxed);
-    }, &mut RoundRobin);
+    let end = stateful::run(
+        &mut pool,
+        move || {
+            s.lock().unwrap().as_ref().unwrap().load(Relaxed);
+        },
+        &mut RoundRobin,
+    );
     assert!(matches!(&end, RunEnd::Panicked { message, .. } if message.contains("another execution")), "{end:?}");
     // Nested runs are refused.
-    let end = stateful::run(&mut pool, || drop(stateful::run(&mut StackPool::new(), || {}, &mut RoundRobin)), &mut RoundRobin);
+    let end = stateful::run(
+        &mut pool,
+        || drop(stateful::run(&mut StackPool::new(), || {}, &mut RoundRobin)),
+        &mut RoundRobin,
+    );
     assert!(matches!(&end, RunEnd::Panicked { message, .. } if message.contains("nested")), "{end:?}");
 }
 
@@ -857,8 +876,26 @@ fn the_protocol_models_run_on_the_stateful_platform() {
     let (rcfg, ccfg) = (reclaim_cfg(), compaction_cfg());
     const EXECS: u64 = 20_000;
     for (name, body) in [
-        ("reclaim", Box::new(move || drop(reclaim::run::<P>(&rcfg, Arc::new(TestGhost)))) as Box<dyn Fn()>),
-        ("compaction", Box::new(move || drop(compaction::run::<P>(&ccfg, Arc::new(TestGhost))))),
+        (
+            "reclaim",
+            Box::new(move || {
+                drop(run_model::<reclaim::KswapdStall, Stateful<TestGhost<reclaim::Event>>>(
+                    &rcfg,
+                    Arc::default(),
+                    &Start::default(),
+                ))
+            }) as Box<dyn Fn()>,
+        ),
+        (
+            "compaction",
+            Box::new(move || {
+                let _ = run_model::<compaction::Compaction, Stateful<TestGhost<compaction::Event>>>(
+                    &ccfg,
+                    Arc::default(),
+                    &Start::default(),
+                );
+            }),
+        ),
     ] {
         let body: Arc<dyn Fn()> = Arc::from(body);
         let mut steps = 0u64;
@@ -997,6 +1034,7 @@ fn measure_steps_per_second() {
     #[cfg(feature = "shuttle")]
     {
         type S = mmmodel::platform::Shuttle<TestGhost>;
+        type SR = mmmodel::platform::Shuttle<TestGhost<mmmodel::reclaim::Event>>;
         let toy = || {
             counter::<S>(true, 20);
         };
@@ -1024,9 +1062,15 @@ fn measure_steps_per_second() {
         // (d) the reclaim model (4 roles), executions per second.
         let cfg = reclaim_cfg();
         let t = Instant::now();
-        shuttle::check_random(move || drop(mmmodel::reclaim::run::<S>(&cfg, Arc::new(TestGhost))), EXECS);
+        shuttle::check_random(
+            move || drop(run_model::<mmmodel::reclaim::KswapdStall, SR>(&cfg, Arc::default(), &Start::default())),
+            EXECS,
+        );
         let e = t.elapsed();
-        println!("(d) reclaim model, shuttle random:  {EXECS} executions in {e:.2?} ({:.0} exec/s)", EXECS as f64 / e.as_secs_f64());
+        println!(
+            "(d) reclaim model, shuttle random:  {EXECS} executions in {e:.2?} ({:.0} exec/s)",
+            EXECS as f64 / e.as_secs_f64()
+        );
     }
     {
         let cfg = reclaim_cfg();
@@ -1039,7 +1083,12 @@ fn measure_steps_per_second() {
         let t = Instant::now();
         for _ in 0..EXECS {
             let cfg = cfg.clone();
-            stateful::run(&mut pool, move || drop(mmmodel::reclaim::run::<P>(&cfg, Arc::new(TestGhost))), &mut ch);
+            type PR = Stateful<TestGhost<mmmodel::reclaim::Event>>;
+            stateful::run(
+                &mut pool,
+                move || drop(run_model::<mmmodel::reclaim::KswapdStall, PR>(&cfg, Arc::default(), &Start::default())),
+                &mut ch,
+            );
         }
         let e = t.elapsed();
         println!(

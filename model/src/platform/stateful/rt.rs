@@ -119,9 +119,14 @@ impl<F: FnMut(&SchedPoint<'_>) -> TaskId> Chooser for F {
 pub enum RunEnd {
     AllFinished,
     /// No task is enabled and `blocked` (a mask) have not finished.
-    Deadlock { blocked: u32 },
+    Deadlock {
+        blocked: u32,
+    },
     /// `task` panicked with `message`; the other tasks were unwound.
-    Panicked { task: TaskId, message: String },
+    Panicked {
+        task: TaskId,
+        message: String,
+    },
 }
 
 /// Stacks (and the runtime's tables) kept from one execution to the next. One per thread
@@ -717,7 +722,13 @@ pub(crate) fn spawn<F: FnOnce() + 'static>(f: F) -> (TaskId, u32) {
         let id = (&mut *rt).tasks.len();
         assert!(id < MAX_TASKS, "stateful runtime: more than {MAX_TASKS} tasks");
         let co = new_task(rt, id, f);
-        (&mut *rt).tasks.push(TaskSlot { op: Op::Start, token: false, local: mix(TAG_INIT, id as u64), co: Some(co), yielder: ptr::null() });
+        (&mut *rt).tasks.push(TaskSlot {
+            op: Op::Start,
+            token: false,
+            local: mix(TAG_INIT, id as u64),
+            co: Some(co),
+            yielder: ptr::null(),
+        });
         fold(rt, t, id as u64);
         (id, (*rt).epoch)
     }
@@ -846,7 +857,13 @@ pub fn run<F: FnOnce() + 'static>(pool: &mut StackPool, body: F, chooser: &mut d
     // SAFETY: the runtime is live (thread-local set) and unborrowed.
     let end = unsafe {
         let co = new_task(rt, 0, body);
-        (&mut *rt).tasks.push(TaskSlot { op: Op::Start, token: false, local: mix(TAG_INIT, 0), co: Some(co), yielder: ptr::null() });
+        (&mut *rt).tasks.push(TaskSlot {
+            op: Op::Start,
+            token: false,
+            local: mix(TAG_INIT, 0),
+            co: Some(co),
+            yielder: ptr::null(),
+        });
         schedule(rt)
     };
     drop(guard);
