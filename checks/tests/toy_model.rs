@@ -271,6 +271,7 @@ impl Checked for Toy {
         },
     ];
     const PROGRESS: Invariant = Invariant::Progress;
+    type Online = monitor::online::Pending;
 }
 
 // ---------------------------------------------------------------- its registry line

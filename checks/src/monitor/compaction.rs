@@ -66,6 +66,7 @@ impl Checked for Compaction {
     ];
 
     const PROGRESS: Invariant = Invariant::Progress;
+    type Online = super::online::Pending;
 
     fn derived_coverage(exec: &Exec_, cov: &mut BTreeMap<&'static str, u64>) {
         let n = aborts_at_boundary(exec);

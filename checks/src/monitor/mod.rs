@@ -7,6 +7,7 @@
 //! monitor), and the coverage only the whole trace can tell.
 
 pub mod compaction;
+pub mod online;
 pub mod reclaim;
 
 use std::collections::BTreeMap;
@@ -74,6 +75,10 @@ pub trait Checked: Model {
     const INVARIANTS: &'static [Invariant<Self>];
     /// The invariant an execution that does not end violates.
     const PROGRESS: Self::Invariant;
+    /// The online form of every invariant (and of the derived coverage): a small hashable
+    /// state stepped on each event, part of the stateful engine's state fingerprint. It must
+    /// agree with the trace monitors on every execution (`online::agree`).
+    type Online: online::Online<Self>;
 
     /// Coverage that only the whole trace can tell (added to the per-event counts).
     fn derived_coverage(_exec: &Exec<Self>, _cov: &mut BTreeMap<&'static str, u64>) {}

@@ -78,6 +78,7 @@ impl Checked for KswapdStall {
     ];
 
     const PROGRESS: Invariant = Invariant::Progress;
+    type Online = super::online::Pending;
 
     /// `lost-wakeups`: the iteration's lost wake-ups.
     fn violation_counters(violations: &[Violation], out: &mut mmmodel::model::Counters) {
