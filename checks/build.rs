@@ -1,6 +1,6 @@
-//! Turns every scenario file into a test: `$OUT_DIR/loom_scenarios.rs` and
-//! `$OUT_DIR/shuttle_scenarios.rs` hold one `#[test]` per scenario file (per engine family),
-//! included by `tests/loom_scenarios.rs` and `tests/shuttle_scenarios.rs`. Scenarios under
+//! Turns every scenario file into a test: `$OUT_DIR/{loom,shuttle,stateful}_scenarios.rs` hold
+//! one `#[test]` per scenario file (per engine family), included by the test binaries of the
+//! same names. Scenarios under
 //! `scenarios/heavy/` become ignored tests, each with its reason (opt-in: `cargo test --release -- --ignored`).
 
 use std::fs;
@@ -110,6 +110,7 @@ fn main() {
     }
     let mut loom = String::new();
     let mut shuttle = String::new();
+    let mut stateful = String::new();
     for f in &files {
         let rel = f.strip_prefix(&root).unwrap().to_string_lossy().replace('\\', "/");
         let text = fs::read_to_string(f).unwrap_or_default();
@@ -127,8 +128,12 @@ fn main() {
         if families.contains(&"shuttle") {
             shuttle.push_str(&body("shuttle"));
         }
+        if families.contains(&"stateful") {
+            stateful.push_str(&body("stateful"));
+        }
     }
     let out = PathBuf::from(std::env::var("OUT_DIR").unwrap());
     fs::write(out.join("loom_scenarios.rs"), loom).unwrap();
     fs::write(out.join("shuttle_scenarios.rs"), shuttle).unwrap();
+    fs::write(out.join("stateful_scenarios.rs"), stateful).unwrap();
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::engine::{Engine, EngineName, Options, Outcome};
+use crate::engine::{self, Engine, EngineName, Options, Outcome};
 use crate::scenario::{ExpectVerdict, Scenario};
 use crate::trace::ReplayToken;
 
@@ -68,9 +68,19 @@ pub struct Report {
     /// The run whose counterexample is reported.
     pub shown: Option<usize>,
     pub replay: Option<ReplayToken>,
+    /// What the verdict needs said beside it (a violation only a weak-memory engine sees).
+    pub note: Option<String>,
 }
 
 impl Report {
+    /// The stateful engine's figures, if it ran.
+    pub fn stateful(&self) -> Option<engine::StateStats> {
+        self.runs.iter().find_map(|r| r.outcome.stats)
+    }
+    /// Why an exploration stopped early, if one did for a budget.
+    pub fn stopped_by(&self) -> Option<&'static str> {
+        self.stateful().and_then(|s| s.stopped_by)
+    }
     pub fn executions(&self) -> u64 {
         self.runs.iter().map(|r| r.outcome.executions).sum()
     }
@@ -103,16 +113,19 @@ impl Report {
         let run = &self.runs[self.shown?];
         let f = run.outcome.found.as_ref()?;
         let comms = self.scenario.spec.comms();
+        let which = match (f.index(), &run.outcome.stats) {
+            (Some(i), _) => format!("execution {i} of {}", run.outcome.executions),
+            (None, Some(st)) => format!("{} states explored, {}", st.states, run.outcome.engine.memory_model_name()),
+            (None, None) => "a replayed schedule".to_string(),
+        };
         let mut s = format!(
-            "{}: {} on {} ({} events, execution {} of {})\n",
+            "{}: {} on {} ({} events, {which})\n",
             crate::term::escape_control(&self.scenario.name),
             self.verdict.label(),
             run.outcome.engine,
             f.trace.len(),
-            f.index,
-            run.outcome.executions
         );
-        s.push_str(&f.trace.render(&comms, &f.violations, verbose));
+        s.push_str(&f.trace.render_lasso(&comms, &f.violations, verbose, f.cycle_from));
         let mut seen = Vec::new();
         for v in &f.violations {
             if seen.contains(&(v.invariant, v.message.clone())) {
@@ -137,8 +150,8 @@ impl Report {
     }
 }
 
-/// Called now and then with (what is being checked, executions so far, seconds so far).
-pub type Progress = Arc<dyn Fn(&str, u64, f64) + Send + Sync>;
+/// Called now and then with what is being checked and how far its exploration has got.
+pub type Progress = Arc<dyn Fn(&str, &engine::Progress) + Send + Sync>;
 
 /// How to run the checks.
 #[derive(Clone, Default)]
@@ -161,7 +174,7 @@ fn options_for(sc: &Scenario, run: &RunOptions, engine: Engine) -> Options {
     if let Some(p) = &run.progress {
         let p = Arc::clone(p);
         let label = format!("{} [{}]", sc.name, engine.name());
-        o.progress = Some(Arc::new(move |n, t| p(&label, n, t)));
+        o.progress = Some(Arc::new(move |pr: &engine::Progress| p(&label, pr)));
     }
     o
 }
@@ -202,7 +215,7 @@ pub fn check(sc: &Scenario, run: &RunOptions) -> Report {
             if !t.fits(&*sc.spec, e) {
                 continue;
             }
-            opts.replay = Some(t.index);
+            opts.replay = Some(t.replay.clone());
         }
         let outcome = sc.spec.explore(e, &opts);
         let verdict = judge(sc, &outcome);
@@ -211,7 +224,27 @@ pub fn check(sc: &Scenario, run: &RunOptions) -> Report {
     combine(sc, runs)
 }
 
+/// Whether `runs` that violate and `clean` runs that do not are explained by the memory model:
+/// every violation comes from loom (its C11 subset) and some clean run is a complete
+/// exhaustive search of every sequentially consistent interleaving (the stateful engine), so
+/// the violation needs a weak-memory outcome.
+fn weak_memory_only(violations: &[&EngineRun], clean: &[&EngineRun]) -> Option<String> {
+    let all_c11 = violations.iter().all(|r| r.outcome.engine.memory_model() == "c11");
+    let sc_proof = clean
+        .iter()
+        .find(|r| r.outcome.engine.memory_model() == "sc" && r.outcome.engine.is_exhaustive() && r.outcome.complete)?;
+    all_c11.then(|| {
+        format!(
+            "a weak-memory outcome: {} finds it in loom's C11 model, and {} explored every sequentially consistent \
+             interleaving without it",
+            violations[0].verdict.label(),
+            sc_proof.outcome.engine
+        )
+    })
+}
+
 fn combine(sc: &Scenario, runs: Vec<EngineRun>) -> Report {
+    let mut note = None;
     let verdict = if runs.is_empty() {
         Verdict::Error("no engine ran".into())
     } else if let Some(r) = runs.iter().find(|r| matches!(r.verdict, Verdict::Error(_))) {
@@ -220,7 +253,10 @@ fn combine(sc: &Scenario, runs: Vec<EngineRun>) -> Report {
         let violations: Vec<&EngineRun> = runs.iter().filter(|r| matches!(r.verdict, Verdict::Violation(_))).collect();
         let clean: Vec<&EngineRun> =
             runs.iter().filter(|r| matches!(r.verdict, Verdict::Pass | Verdict::Vacuous(_))).collect();
-        if !violations.is_empty() && !clean.is_empty() {
+        if !violations.is_empty() && !clean.is_empty() && weak_memory_only(&violations, &clean).is_some() {
+            note = weak_memory_only(&violations, &clean);
+            violations[0].verdict.clone()
+        } else if !violations.is_empty() && !clean.is_empty() {
             let v = violations[0];
             let missed: Vec<String> = clean
                 .iter()
@@ -269,9 +305,9 @@ fn combine(sc: &Scenario, runs: Vec<EngineRun>) -> Report {
         .map(|(i, _)| i);
     let replay = shown.map(|i| {
         let r = &runs[i];
-        ReplayToken::new(&*sc.spec, r.outcome.engine, r.outcome.found.as_ref().expect("shown has found").index)
+        ReplayToken::new(&*sc.spec, r.outcome.engine, r.outcome.found.as_ref().expect("shown has found").replay.clone())
     });
-    Report { scenario: sc.clone(), runs, verdict, matched, shown, replay }
+    Report { scenario: sc.clone(), runs, verdict, matched, shown, replay, note }
 }
 
 /// One JSON object per scenario (`mmcheck check --json`).
@@ -294,6 +330,17 @@ pub struct JsonReport {
     pub replay: Option<String>,
     pub violated: BTreeMap<&'static str, u64>,
     pub coverage: BTreeMap<&'static str, u64>,
+    /// The memory model of every engine that ran (`sc`, `c11`), joined with `+`.
+    pub memory_model: String,
+    /// The stateful engine's figures (absent when it did not run).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub states: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub transitions: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_depth: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory_bytes: Option<u64>,
     pub engines: Vec<JsonEngine>,
 }
 
@@ -304,9 +351,25 @@ pub struct JsonEngine {
     pub executions: u64,
     pub seconds: f64,
     pub complete: bool,
-    /// Executions explored until each violated invariant was first violated.
+    /// Executions (stateful: transitions) explored until each violated invariant was first
+    /// violated.
     pub first_violation: BTreeMap<&'static str, u64>,
     pub coverage: BTreeMap<&'static str, u64>,
+    /// `sc` (sequentially consistent) or `c11` (loom's subset of the C11 model).
+    pub memory_model: &'static str,
+    /// The stateful engine's figures.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub states: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub transitions: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_depth: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub collision_probability: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stopped_by: Option<&'static str>,
 }
 
 impl Report {
@@ -333,7 +396,8 @@ impl Report {
             detail: match &self.verdict {
                 Verdict::Vacuous(m) => Some(format!("never reached: {}", m.join(", "))),
                 Verdict::Disagreement(d) | Verdict::Error(d) => Some(d.clone()),
-                _ => None,
+                Verdict::Incomplete => self.stopped_by().map(|w| format!("stopped by the {w}")),
+                _ => self.note.clone(),
             },
             executions: self.executions(),
             seconds: self.seconds(),
@@ -343,6 +407,15 @@ impl Report {
             replay: self.replay.as_ref().map(|t| crate::term::replay_command(&sc.file, &t.to_string())),
             violated,
             coverage: self.coverage(),
+            memory_model: {
+                let mut m: Vec<&str> = self.runs.iter().map(|r| r.outcome.engine.memory_model()).collect();
+                m.dedup();
+                m.join("+")
+            },
+            states: self.stateful().map(|s| s.states),
+            transitions: self.stateful().map(|s| s.transitions),
+            max_depth: self.stateful().map(|s| s.max_depth),
+            memory_bytes: self.stateful().map(|s| s.memory_bytes),
             engines: self
                 .runs
                 .iter()
@@ -354,6 +427,13 @@ impl Report {
                     complete: r.outcome.complete,
                     first_violation: r.outcome.first_violation.clone(),
                     coverage: r.outcome.coverage.clone(),
+                    memory_model: r.outcome.engine.memory_model(),
+                    states: r.outcome.stats.map(|s| s.states),
+                    transitions: r.outcome.stats.map(|s| s.transitions),
+                    max_depth: r.outcome.stats.map(|s| s.max_depth),
+                    memory_bytes: r.outcome.stats.map(|s| s.memory_bytes),
+                    collision_probability: r.outcome.stats.map(|s| s.collision_probability),
+                    stopped_by: r.outcome.stats.and_then(|s| s.stopped_by),
                 })
                 .collect(),
         }
@@ -374,17 +454,23 @@ pub fn engines_named(sc: &Scenario, name: EngineName) -> Vec<Engine> {
             Engine::ShuttlePct { iterations: i, depth: d, seed: s } => (iterations, depth, seed) = (i, d, s),
             Engine::ShuttleRandom { iterations: i, seed: s } => (iterations, seed) = (i, s),
             Engine::ShuttleDfs { iterations: i } => iterations = i,
-            Engine::Loom { .. } => {}
+            Engine::Loom { .. } | Engine::Stateful { .. } => {}
         }
     }
+    let max_states = sc.engines.iter().find_map(|e| match e {
+        Engine::Stateful { max_states } => *max_states,
+        _ => None,
+    });
     let loom = Engine::Loom { preemption_bound: pb.flatten() };
     let pct = Engine::ShuttlePct { iterations, depth, seed };
     let random = Engine::ShuttleRandom { iterations, seed };
+    let stateful = Engine::Stateful { max_states };
     match name {
         EngineName::Loom => vec![loom],
         EngineName::ShuttlePct => vec![pct],
         EngineName::ShuttleRandom => vec![random],
         EngineName::ShuttleDfs => vec![Engine::ShuttleDfs { iterations }],
-        EngineName::All => vec![loom, pct, random],
+        EngineName::Stateful => vec![stateful],
+        EngineName::All => vec![loom, pct, random, stateful],
     }
 }

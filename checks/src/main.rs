@@ -229,9 +229,18 @@ fn progress_bar(enabled: bool) -> (Option<indicatif::ProgressBar>, Option<mmchec
     let pb = indicatif::ProgressBar::new_spinner();
     pb.set_style(indicatif::ProgressStyle::with_template("{spinner} {msg}").expect("valid template"));
     let pb2 = pb.clone();
-    let f: mmcheck::check::Progress = Arc::new(move |label: &str, n: u64, t: f64| {
-        let rate = if t > 0.0 { n as f64 / t } else { 0.0 };
-        pb2.set_message(format!("{label}: {n} executions, {t:.1} s, {rate:.0}/s"));
+    let f: mmcheck::check::Progress = Arc::new(move |label: &str, p: &mmcheck::engine::Progress| {
+        let t = p.seconds;
+        let per_s = |n: u64| if t > 0.0 { n as f64 / t } else { 0.0 };
+        let msg = match (p.states, p.depth) {
+            (Some(states), Some(depth)) => format!(
+                "{label}: {states} states ({:.0}/s), depth {depth}, {} executions, {t:.1} s",
+                per_s(states),
+                p.executions
+            ),
+            _ => format!("{label}: {} executions, {t:.1} s, {:.0}/s", p.executions, per_s(p.executions)),
+        };
+        pb2.set_message(msg);
         pb2.tick();
     });
     (Some(pb), Some(f))
@@ -275,6 +284,7 @@ fn cmd_check(
             }
         }
     }
+    let mut replay_engines = None;
     if let Some(tok) = &replay {
         if scenarios.len() != 1 {
             return Err(CliError::Usage(format!(
@@ -290,13 +300,28 @@ fn cmd_check(
                 escape_control(tok)
             )));
         };
-        if !sc.engines.iter().any(|e| t.fits(&*sc.spec, *e)) {
+        // The engine the token was made by: the one --engine names, or else the scenario's,
+        // or else the token's own (a stateful token for a loom scenario, say).
+        let engines = match engine {
+            Some(e) => mmcheck::check::engines_named(sc, e),
+            None => {
+                let mut es = sc.engines.clone();
+                if let Some(own) = t.engine_name() {
+                    es.extend(mmcheck::check::engines_named(sc, own));
+                }
+                es
+            }
+        };
+        let fitting: Vec<_> = engines.into_iter().filter(|e| t.fits(&*sc.spec, *e)).collect();
+        if fitting.is_empty() {
             return Err(CliError::Usage(format!(
-                "{}: --replay: token {} does not fit this scenario (it was made for another scenario, engine or version)",
+                "{}: --replay: token {} does not fit this scenario{} (it was made for another scenario, engine or version)",
                 show_path(&sc.file),
-                escape_control(tok)
+                escape_control(tok),
+                engine.map(|e| format!(" under --engine {}", e.name())).unwrap_or_default()
             )));
         }
+        replay_engines = Some(fitting);
         opts.replay = Some(t);
     }
     let interactive = !json && std::io::stderr().is_terminal();
@@ -313,8 +338,25 @@ fn cmd_check(
         if let Some(e) = engine {
             opts.engine_override = Some(mmcheck::check::engines_named(sc, e));
         }
+        if let Some(es) = &replay_engines {
+            opts.engine_override = Some(es.clone());
+        }
         let r = check(sc, &opts);
         tracing::info!(scenario = %sc.name, verdict = %r.verdict.label(), executions = r.executions(), "checked");
+        if let Some(t) = &opts.replay {
+            // A replay that reached nothing has no verdict to print.
+            if r.runs.first().and_then(|run| run.outcome.found.as_ref()).is_none() {
+                if let Some(b) = &bar {
+                    b.finish_and_clear();
+                }
+                return Err(CliError::Usage(format!(
+                    "{}: --replay: the exploration has only {} executions, no execution {}",
+                    show_path(&r.scenario.file),
+                    r.executions(),
+                    t.replay_label()
+                )));
+            }
+        }
         if let Some(b) = &bar {
             b.set_message(String::new());
         }
@@ -347,27 +389,19 @@ fn cmd_check(
         // A replay succeeds when it reproduces a counterexample.
         let r = &reports[0];
         let found = r.runs.first().and_then(|run| run.outcome.found.as_ref());
-        return match found {
-            None => Err(CliError::Usage(format!(
-                "{}: --replay: the exploration has only {} executions, no execution {}",
-                show_path(&r.scenario.file),
-                r.executions(),
-                t.index
-            ))),
-            Some(f) if f.violations.is_empty() => {
-                println!("execution {} violates no invariant", t.index);
-                Ok(false)
-            }
-            Some(_) => Ok(true),
-        };
+        if found.is_some_and(|f| f.violations.is_empty()) {
+            eprintln!("mmcheck: {}: {} violates no invariant", show_path(&r.scenario.file), t.replay_label());
+            return Ok(false);
+        }
+        return Ok(true);
     }
     Ok(reports.iter().all(|r| r.matched))
 }
 
 fn table_header() -> String {
     format!(
-        "{:<40} {:<12} {:<22} {:<14} {:>11} {:>8}  {:<30} {:<30} {}",
-        "scenario", "model", "variant", "engine", "executions", "seconds", "verdict", "expected", "ok?"
+        "{:<40} {:<12} {:<22} {:<14} {:>11} {:>10} {:>8}  {:<30} {:<30} {}",
+        "scenario", "model", "variant", "engine", "executions", "states", "seconds", "verdict", "expected", "ok?"
     )
 }
 
@@ -383,12 +417,13 @@ fn table_row(r: &Report) -> String {
         r.runs.first().map_or("-", |run| run.outcome.engine.name()).to_string()
     };
     format!(
-        "{:<40} {:<12} {:<22} {:<14} {:>11} {:>8.2}  {:<30} {:<30} {}",
+        "{:<40} {:<12} {:<22} {:<14} {:>11} {:>10} {:>8.2}  {:<30} {:<30} {}",
         escape_control(&sc.name),
         sc.model().name(),
         variant,
         engine,
         r.executions(),
+        r.stateful().map_or("-".to_string(), |s| s.states.to_string()),
         r.seconds(),
         r.verdict.label(),
         r.expected_label(),
@@ -418,9 +453,18 @@ fn print_detail(r: &Report, verbose: bool) {
         }
         Verdict::Disagreement(d) => println!("{}: engines disagree: {d}", name),
         Verdict::Error(e) => println!("{}: engine error: {e}", name),
-        Verdict::Incomplete => {
-            println!("{}: stopped at the time limit before the exploration was complete", name)
-        }
+        Verdict::Incomplete => match r.stateful() {
+            Some(st) => println!(
+                "{}: incomplete: stopped by the {} after {} states, {} transitions, depth {} ({} MiB); not a pass",
+                name,
+                st.stopped_by.unwrap_or("time limit"),
+                st.states,
+                st.transitions,
+                st.max_depth,
+                st.memory_bytes >> 20
+            ),
+            None => println!("{}: stopped at the time limit before the exploration was complete", name),
+        },
         _ => {}
     }
     if let Some(ce) = r.counterexample(verbose) {

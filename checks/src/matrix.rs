@@ -18,8 +18,11 @@ pub struct Cell {
     /// "violated", "holds" (a complete exhaustive run that reached the invariant's situation)
     /// or "unexercised" (complete and exhaustive, but it never reached it).
     pub verdict: &'static str,
-    /// Executions explored until the first violation (violated), or explored in total (holds).
+    /// Executions explored until the first violation (violated), or explored in total
+    /// (holds); for the stateful engine, transitions until the first violation, or states.
     pub executions: u64,
+    /// The memory model the deciding engine explores: `c11` (loom) or `sc`.
+    pub memory_model: &'static str,
     /// The engine that decided it (its memory model is [`Engine::memory_model`]).
     #[serde(serialize_with = "engine_text")]
     pub engine: Engine,
@@ -76,6 +79,7 @@ pub fn build(model: &dyn AnyModel, reports: &[Report]) -> Matrix {
                             Cell {
                                 verdict: "violated",
                                 executions: n,
+                                memory_model: o.engine.memory_model(),
                                 engine: o.engine,
                                 scenario: r.scenario.name.clone(),
                             },
@@ -84,17 +88,22 @@ pub fn build(model: &dyn AnyModel, reports: &[Report]) -> Matrix {
                 } else if o.complete && o.engine.is_exhaustive() && o.found.is_none() {
                     // A complete exhaustive exploration with no violation at all: "holds" if it
                     // reached the invariant's situation, else "unexercised". Prefer holds, then
-                    // the larger exploration.
+                    // loom's weak-memory proof, then the larger exploration.
                     let reached = r.scenario.spec.exercised(inv, &o.coverage);
                     let verdict = if reached { "holds" } else { "unexercised" };
-                    let rank = |v: &str| match v {
-                        "holds" => 2,
-                        "unexercised" => 1,
-                        _ => 3,
+                    let size = o.stats.map_or(o.executions, |s| s.states);
+                    let rank = |v: &str, e: &Engine| {
+                        let v = match v {
+                            "holds" => 2,
+                            "unexercised" => 1,
+                            _ => 3,
+                        };
+                        (v, (e.memory_model() == "c11") as u8)
                     };
                     let better = match cells.get(&k) {
                         Some(c) => {
-                            rank(c.verdict) < rank(verdict) || (c.verdict == verdict && o.executions > c.executions)
+                            let (old, new) = (rank(c.verdict, &c.engine), rank(verdict, &o.engine));
+                            old < new || (old == new && size > c.executions)
                         }
                         None => true,
                     };
@@ -103,7 +112,8 @@ pub fn build(model: &dyn AnyModel, reports: &[Report]) -> Matrix {
                             k,
                             Cell {
                                 verdict,
-                                executions: o.executions,
+                                executions: size,
+                                memory_model: o.engine.memory_model(),
                                 engine: o.engine,
                                 scenario: r.scenario.name.clone(),
                             },
@@ -118,9 +128,10 @@ pub fn build(model: &dyn AnyModel, reports: &[Report]) -> Matrix {
 
 /// The matrix as a text table.
 pub fn render(m: &Matrix) -> String {
-    let col = 32;
+    let col = 36;
     let mut s = format!(
-        "{} model: invariants x variants (cell: verdict, executions, engine; unexercised: passed, but never \
+        "{} model: invariants x variants (cell: verdict, executions (stateful: states or transitions), engine, \
+         memory model: c11 = loom's C11 subset, sc = sequentially consistent; unexercised: passed, but never \
          reached the invariant's situation)\n",
         m.model
     );
@@ -133,9 +144,13 @@ pub fn render(m: &Matrix) -> String {
         s.push_str(&format!("{:<24}", inv));
         for v in &m.variants {
             let text = match m.cell(inv, v) {
-                Some(c) if c.verdict == "violated" => format!("VIOLATED @{} {}", c.executions, short(&c.engine)),
-                Some(c) if c.verdict == "unexercised" => format!("unexercised {} {}", c.executions, short(&c.engine)),
-                Some(c) => format!("holds {} {}", c.executions, short(&c.engine)),
+                Some(c) if c.verdict == "violated" => {
+                    format!("VIOLATED @{} {} {}", c.executions, short(&c.engine), c.memory_model)
+                }
+                Some(c) if c.verdict == "unexercised" => {
+                    format!("unexercised {} {} {}", c.executions, short(&c.engine), c.memory_model)
+                }
+                Some(c) => format!("holds {} {} {}", c.executions, short(&c.engine), c.memory_model),
                 None => "-".to_string(),
             };
             s.push_str(&format!(" {:<col$}", text));
@@ -153,6 +168,7 @@ fn short(engine: &Engine) -> String {
         Engine::ShuttlePct { depth, .. } => format!("pct d{depth}"),
         Engine::ShuttleRandom { .. } => "random".into(),
         Engine::ShuttleDfs { .. } => "dfs".into(),
+        Engine::Stateful { .. } => "stateful".into(),
     }
 }
 

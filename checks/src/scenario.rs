@@ -114,6 +114,7 @@ struct RawExplore {
     seed: Option<Spanned<i64>>,
     max_seconds: Option<Spanned<f64>>,
     shortest_budget: Option<Spanned<i64>>,
+    max_states: Option<Spanned<i64>>,
 }
 
 #[derive(Deserialize)]
@@ -448,16 +449,48 @@ fn explore_table(ctx: &Ctx, raw: &RawScenario) -> Result<Explore, ScenarioError>
     let iterations = ctx.opt_int::<usize>(&ex.iterations, "explore.iterations", 1..100_000_001, 1000)?;
     let depth = ctx.opt_int::<usize>(&ex.depth, "explore.depth", 1..21, 3)?;
     let seed = ctx.opt_int::<u64>(&ex.seed, "explore.seed", 0..i64::MAX, 1)?;
+    let max_states = match &ex.max_states {
+        Some(v) => {
+            let n = ctx.int::<u64>(v, "explore.max_states", 1..10_000_000_001)?;
+            let need = n.saturating_mul(crate::engine::stateful::BYTES_PER_STATE);
+            let have = crate::engine::stateful::available_memory();
+            if need > have {
+                return Err(ctx.err(
+                    v.span(),
+                    "explore.max_states",
+                    format!(
+                        "{n} states need about {} MiB for the visited-state table, more than this machine can give \
+                         ({} MiB); lower it",
+                        need >> 20,
+                        have >> 20
+                    ),
+                ));
+            }
+            Some(n)
+        }
+        None => None,
+    };
     let loom = Engine::Loom { preemption_bound: pb };
     let pct = Engine::ShuttlePct { iterations, depth, seed };
     let random = Engine::ShuttleRandom { iterations, seed };
+    let stateful = Engine::Stateful { max_states };
     let engines = match engine {
         EngineName::Loom => vec![loom],
         EngineName::ShuttlePct => vec![pct],
         EngineName::ShuttleRandom => vec![random],
         EngineName::ShuttleDfs => vec![Engine::ShuttleDfs { iterations }],
-        EngineName::All => vec![loom, pct, random],
+        EngineName::Stateful => vec![stateful],
+        EngineName::All => vec![loom, pct, random, stateful],
     };
+    if let Some(v) = &ex.max_states {
+        if !matches!(engine, EngineName::Stateful | EngineName::All) {
+            return Err(ctx.err(
+                v.span(),
+                "explore.max_states",
+                format!("only the stateful engine stores states (engine is {})", engine.name()),
+            ));
+        }
+    }
     // Engine-specific keys must not be silently ignored.
     let name = engine.name();
     if let Some(v) = &ex.preemption_bound {

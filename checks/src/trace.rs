@@ -9,7 +9,7 @@ use mmmodel::event::Event;
 use mmmodel::ghost::Pid;
 use mmmodel::model::ProtoEvent;
 
-use crate::engine::Engine;
+use crate::engine::{stateful, Engine, EngineName, Replay};
 use crate::monitor::Violation;
 use crate::spec::AnySpec;
 
@@ -58,6 +58,39 @@ impl Trace {
     pub fn render(&self, comms: &[String], violations: &[Violation], verbose: bool) -> String {
         self.0.render(comms, violations, verbose)
     }
+    /// The race diagram of a lasso: the rows from event `cycle_from` on are marked `~` (the
+    /// part that repeats for ever), under a line that says so.
+    pub fn render_lasso(
+        &self,
+        comms: &[String],
+        violations: &[Violation],
+        verbose: bool,
+        cycle_from: Option<usize>,
+    ) -> String {
+        let text = self.render(comms, violations, verbose);
+        let Some(c) = cycle_from else { return text };
+        let mut out = String::with_capacity(text.len() + 80);
+        let mut marked = false;
+        for (n, line) in text.lines().enumerate() {
+            // Rows are `M NN  cells`: a mark, the event's index, its cells (two header lines).
+            let index = line.get(1..).and_then(|r| r.split_whitespace().next()).and_then(|t| t.parse::<usize>().ok());
+            match index {
+                Some(i) if n >= 2 && i >= c => {
+                    if !marked {
+                        out.push_str("  ~~ from here on the steps repeat for ever ~~\n");
+                        marked = true;
+                    }
+                    let mark = if line.starts_with('>') { ">" } else { "~" };
+                    out.push_str(mark);
+                    out.push_str(&line[1..]);
+                }
+                _ => out.push_str(line),
+            }
+            out.push('\n');
+        }
+        out
+    }
+
     /// Each event as (task, kernel-terms text).
     pub fn lines(&self) -> Vec<(Pid, String)> {
         self.0.lines()
@@ -151,29 +184,60 @@ fn cut(s: &str, w: usize) -> String {
     }
 }
 
-/// A replay token: which engine, which execution, and a fingerprint of the scenario it
-/// belongs to (a token applied to a different scenario is refused, not misread).
+/// A replay token: which engine, what to replay (an execution number, or for the stateful
+/// engine the schedule itself), and a fingerprint of the scenario it belongs to (a token
+/// applied to a different scenario is refused, not misread).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReplayToken {
     pub engine_tag: String,
-    pub index: u64,
+    pub replay: Replay,
     pub fingerprint: u32,
 }
 
 impl ReplayToken {
-    pub fn new(spec: &dyn AnySpec, engine: Engine, index: u64) -> Self {
-        ReplayToken { engine_tag: engine_tag(engine), index, fingerprint: fingerprint(spec, engine) }
+    pub fn new(spec: &dyn AnySpec, engine: Engine, replay: Replay) -> Self {
+        ReplayToken { engine_tag: engine_tag(engine), replay, fingerprint: fingerprint(spec, engine) }
     }
 
     pub fn parse(s: &str) -> Option<Self> {
         let mut it = s.trim().rsplitn(3, '-');
-        let fp = u32::from_str_radix(it.next()?, 16).ok()?;
-        let index = it.next()?.parse().ok()?;
+        let fp = it.next()?;
+        if fp.len() != 8 {
+            return None;
+        }
+        let fp = u32::from_str_radix(fp, 16).ok()?;
+        let payload = it.next()?;
         let engine_tag = it.next()?.to_string();
         if engine_tag.is_empty() || !engine_tag.chars().all(|c| c.is_ascii_alphanumeric()) {
             return None;
         }
-        Some(ReplayToken { engine_tag, index, fingerprint: fp })
+        let replay = if engine_tag == "stateful" {
+            let (choices, cycle) = stateful::parse_schedule(payload)?;
+            Replay::Schedule { choices, cycle }
+        } else {
+            Replay::Execution(payload.parse().ok()?)
+        };
+        Some(ReplayToken { engine_tag, replay, fingerprint: fp })
+    }
+
+    /// The engine that made it.
+    pub fn engine_name(&self) -> Option<EngineName> {
+        Some(match self.engine_tag.as_str() {
+            t if t.starts_with("loom") => EngineName::Loom,
+            "pct" => EngineName::ShuttlePct,
+            "random" => EngineName::ShuttleRandom,
+            "dfs" => EngineName::ShuttleDfs,
+            "stateful" => EngineName::Stateful,
+            _ => return None,
+        })
+    }
+
+    /// What it replays, in words: `execution 12`, `the schedule 0120…`.
+    pub fn replay_label(&self) -> String {
+        match &self.replay {
+            Replay::Execution(i) => format!("execution {i}"),
+            Replay::Schedule { choices, cycle } => format!("the schedule {}", stateful::schedule_text(choices, *cycle)),
+        }
     }
 
     /// Does this token belong to `spec` explored by `engine`?
@@ -184,7 +248,12 @@ impl ReplayToken {
 
 impl std::fmt::Display for ReplayToken {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}-{}-{:08x}", self.engine_tag, self.index, self.fingerprint)
+        match &self.replay {
+            Replay::Execution(i) => write!(f, "{}-{i}-{:08x}", self.engine_tag, self.fingerprint),
+            Replay::Schedule { choices, cycle } => {
+                write!(f, "{}-{}-{:08x}", self.engine_tag, stateful::schedule_text(choices, *cycle), self.fingerprint)
+            }
+        }
     }
 }
 
@@ -195,6 +264,7 @@ fn engine_tag(e: Engine) -> String {
         Engine::ShuttlePct { .. } => "pct".into(),
         Engine::ShuttleRandom { .. } => "random".into(),
         Engine::ShuttleDfs { .. } => "dfs".into(),
+        Engine::Stateful { .. } => "stateful".into(),
     }
 }
 
@@ -213,14 +283,31 @@ fn fingerprint(spec: &dyn AnySpec, engine: Engine) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::ReplayToken;
+    use crate::engine::Replay;
 
     #[test]
     fn tokens_round_trip_and_reject_garbage() {
-        let t = ReplayToken { engine_tag: "loompb3".into(), index: 4711, fingerprint: 0xdead_beef };
+        let t = ReplayToken { engine_tag: "loompb3".into(), replay: Replay::Execution(4711), fingerprint: 0xdead_beef };
         assert_eq!(t.to_string(), "loompb3-4711-deadbeef");
         assert_eq!(ReplayToken::parse(&t.to_string()), Some(t));
-        for bad in ["", "loom", "loom-1", "loom-x-deadbeef", "lo om-1-deadbeef", "-1-deadbeef", "loom-1-nothex"] {
+        for bad in [
+            "",
+            "loom",
+            "loom-1",
+            "loom-x-deadbeef",
+            "lo om-1-deadbeef",
+            "-1-deadbeef",
+            "loom-1-nothex",
+            "stateful-0w1-deadbeef",
+        ] {
             assert_eq!(ReplayToken::parse(bad), None, "{bad}");
         }
+        let s = ReplayToken {
+            engine_tag: "stateful".into(),
+            replay: Replay::Schedule { choices: vec![0, 2, 1, 1], cycle: Some(2) },
+            fingerprint: 7,
+        };
+        assert_eq!(s.to_string(), "stateful-02.11-00000007");
+        assert_eq!(ReplayToken::parse(&s.to_string()), Some(s));
     }
 }

@@ -56,7 +56,20 @@ pub trait Ghost: Send + Sync + 'static {
     /// Called at the head of every loop in protocol code, with a fingerprint of the state
     /// the iteration starts from. [`LoopVerdict::Stop`] means the checker has decided the
     /// loop cannot make progress (it recorded a `progress` violation); the loop must then exit.
+    ///
+    /// The fingerprint is the model's *summary* of the loop state: a stateful search replaces
+    /// the task's history by it, so it must determine the task's whole future. A loop builds
+    /// it from [`Ghost::loop_context`] taken just before the loop (which stands for everything
+    /// the task did before: the enclosing loops, the caller's locals), the loop's location,
+    /// and every local the loop carries from one iteration to the next (see
+    /// [`crate::kernel::sched::loop_summary`]).
     fn loop_head(&self, pid: Pid, fingerprint: u64) -> LoopVerdict;
+
+    /// What task `pid`'s future depends on so far, as far as the checker tracks it: under the
+    /// stateful engine its history hash, elsewhere 0. Taken by a loop just before it starts.
+    fn loop_context(&self, _pid: Pid) -> u64 {
+        0
+    }
 
     /// `pid` is about to sleep with no timer (timer model `never`).
     fn untimed_sleep(&self, pid: Pid) -> SleepDecision;

@@ -9,6 +9,7 @@
 pub mod loom;
 mod names;
 pub mod shuttle;
+pub mod stateful;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -37,6 +38,10 @@ pub enum Engine {
     ShuttleRandom { iterations: usize, seed: u64 },
     /// Shuttle's depth-first enumeration (no partial-order reduction), at most `iterations`.
     ShuttleDfs { iterations: usize },
+    /// The stateful engine: a depth-first search over every scheduling choice of the
+    /// protocol code on the stateful platform, storing the states it has explored (at most
+    /// `max_states`), with exact livelock (fair cycle) detection. Sequentially consistent.
+    Stateful { max_states: Option<u64> },
 }
 
 impl Engine {
@@ -46,6 +51,7 @@ impl Engine {
             Engine::ShuttlePct { .. } => EngineName::ShuttlePct,
             Engine::ShuttleRandom { .. } => EngineName::ShuttleRandom,
             Engine::ShuttleDfs { .. } => EngineName::ShuttleDfs,
+            Engine::Stateful { .. } => EngineName::Stateful,
         }
     }
     pub fn name(&self) -> &'static str {
@@ -53,13 +59,15 @@ impl Engine {
     }
     /// Does a pass from this engine cover every interleaving (within its bound)?
     pub fn is_exhaustive(&self) -> bool {
-        matches!(self, Engine::Loom { .. } | Engine::ShuttleDfs { .. })
+        matches!(self, Engine::Loom { .. } | Engine::ShuttleDfs { .. } | Engine::Stateful { .. })
     }
     /// Most threads a scenario may have under this engine.
     pub fn max_threads(&self) -> usize {
         match self {
             // loom::MAX_THREADS is 5; the last role runs on loom's main thread.
             Engine::Loom { .. } => 5,
+            // The stateful platform's body is task 0 and runs the last role, so every role
+            // is a task of its own but for one: as many as the ghost tracks.
             _ => mmmodel::ghost::MAX_TASKS,
         }
     }
@@ -70,6 +78,13 @@ impl Engine {
         match self {
             Engine::Loom { .. } => "c11",
             _ => "sc",
+        }
+    }
+    /// The memory model in words.
+    pub fn memory_model_name(&self) -> &'static str {
+        match self {
+            Engine::Loom { .. } => "loom's C11 subset",
+            _ => "sequentially consistent",
         }
     }
 }
@@ -84,9 +99,35 @@ impl fmt::Display for Engine {
             }
             Engine::ShuttleRandom { iterations, seed } => write!(f, "shuttle-random(n={iterations},seed={seed})"),
             Engine::ShuttleDfs { iterations } => write!(f, "shuttle-dfs(n={iterations})"),
+            Engine::Stateful { max_states: None } => write!(f, "stateful"),
+            Engine::Stateful { max_states: Some(n) } => write!(f, "stateful(max_states={n})"),
         }
     }
 }
+
+/// What a replay reproduces.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Replay {
+    /// Execution `n` of an exploration that enumerates executions in a fixed order (loom,
+    /// shuttle with its seed).
+    Execution(u64),
+    /// A schedule: the task chosen at every scheduling point (the stateful engine); with
+    /// `cycle`, the choices from that position on repeat for ever (a lasso).
+    Schedule { choices: Vec<u8>, cycle: Option<usize> },
+}
+
+/// How far an exploration has got (for progress bars).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Progress {
+    pub executions: u64,
+    pub seconds: f64,
+    /// Stateful engine: distinct states stored, and the current depth.
+    pub states: Option<u64>,
+    pub depth: Option<usize>,
+}
+
+/// Called now and then with how far an exploration has got.
+pub type ProgressFn = Arc<dyn Fn(&Progress) + Send + Sync>;
 
 /// How long to look and what to report along the way.
 #[derive(Clone)]
@@ -95,27 +136,71 @@ pub struct Options {
     pub max_duration: Option<Duration>,
     /// After a violation, keep exploring this many more executions for a shorter one.
     pub shortest_budget: u64,
-    /// Replay: run up to execution `n` and report exactly that execution.
-    pub replay: Option<u64>,
-    /// Called now and then with (executions so far, seconds so far).
-    pub progress: Option<Arc<dyn Fn(u64, f64) + Send + Sync>>,
+    /// Replay this and report exactly it.
+    pub replay: Option<Replay>,
+    /// Called now and then with how far the exploration has got.
+    pub progress: Option<ProgressFn>,
+    /// Run the online monitors next to the trace monitors on every execution and fail on any
+    /// disagreement (tests).
+    pub check_online: bool,
+    /// Stateful engine: keep every task's whole history in the state, ignoring the models' loop
+    /// summaries (the reference the summaries are checked against; it does not end where a
+    /// loop can run for ever).
+    pub history_only: bool,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { max_duration: None, shortest_budget: 2_000, replay: None, progress: None }
+        Options {
+            max_duration: None,
+            shortest_budget: 2_000,
+            replay: None,
+            progress: None,
+            check_online: false,
+            history_only: false,
+        }
     }
 }
 
 /// A recorded counterexample.
 #[derive(Debug, Clone)]
 pub struct Found {
-    /// Execution number within the exploration (0-based): the replay index.
-    pub index: u64,
+    /// How to reproduce it: its execution number within the exploration, or its schedule.
+    pub replay: Replay,
     pub trace: Trace,
     pub violations: Vec<Violation>,
     /// The seeded mutation's code ran in this execution.
     pub mutation_reached: bool,
+    /// A lasso: the events from this index on are the part that repeats for ever.
+    pub cycle_from: Option<usize>,
+}
+
+impl Found {
+    /// The execution number, for engines that number their executions.
+    pub fn index(&self) -> Option<u64> {
+        match self.replay {
+            Replay::Execution(i) => Some(i),
+            Replay::Schedule { .. } => None,
+        }
+    }
+}
+
+/// What a stateful exploration stored and walked.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct StateStats {
+    /// Distinct states stored.
+    pub states: u64,
+    /// Transitions explored (each once).
+    pub transitions: u64,
+    /// Longest path from the initial state the search walked.
+    pub max_depth: usize,
+    /// Bytes the visited-state table takes.
+    pub memory_bytes: u64,
+    /// The probability that two distinct states shared a 64-bit fingerprint somewhere in
+    /// this search (so that one was wrongly taken as explored): at most n(n-1)/2^65.
+    pub collision_probability: f64,
+    /// Why the search stopped early, if it did (a state budget, a time limit, memory).
+    pub stopped_by: Option<&'static str>,
 }
 
 /// What an exploration found.
@@ -139,6 +224,8 @@ pub struct Outcome {
     pub coverage: BTreeMap<&'static str, u64>,
     /// The engine failed (a panic in the model or the explorer).
     pub error: Option<String>,
+    /// The stateful engine's figures.
+    pub stats: Option<StateStats>,
 }
 
 /// The panic payload that stops a loom exploration between two executions.
@@ -156,6 +243,8 @@ struct State {
     stop: bool,
     /// The execution in flight: its index and a way to read its events so far.
     current: Option<(u64, Arc<dyn Fn() -> Trace + Send + Sync>)>,
+    /// The first disagreement of the online and trace monitors (with `check_online`).
+    disagreement: Option<String>,
     last_progress: Instant,
 }
 
@@ -185,6 +274,7 @@ impl<M: Checked> Collector<M> {
                 coverage: BTreeMap::new(),
                 stop: false,
                 current: None,
+                disagreement: None,
                 last_progress: now,
             }),
         })
@@ -192,6 +282,13 @@ impl<M: Checked> Collector<M> {
 
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The online and trace monitors disagreed (with `check_online`): the exploration fails.
+    fn disagree(&self, what: String) {
+        let mut s = self.lock();
+        s.disagreement.get_or_insert(what);
+        s.stop = true;
     }
 
     /// Should the exploration stop before its next execution?
@@ -242,9 +339,15 @@ impl<M: Checked> Collector<M> {
             }
         }
         let target = self.spec.target.map(mmmodel::model::Named::name);
-        if let Some(wanted) = self.opts.replay {
+        if let Some(Replay::Execution(wanted)) = self.opts.replay {
             if index == wanted {
-                s.found = Some(Found { index, trace, violations, mutation_reached });
+                s.found = Some(Found {
+                    replay: Replay::Execution(index),
+                    trace,
+                    violations,
+                    mutation_reached,
+                    cycle_from: None,
+                });
                 s.stop = true;
             }
         } else if !violations.is_empty() {
@@ -264,7 +367,13 @@ impl<M: Checked> Collector<M> {
                 }
             };
             if better {
-                s.found = Some(Found { index, trace, violations, mutation_reached });
+                s.found = Some(Found {
+                    replay: Replay::Execution(index),
+                    trace,
+                    violations,
+                    mutation_reached,
+                    cycle_from: None,
+                });
                 s.found_is_target = is_target;
                 s.last_improved = s.executions;
             }
@@ -279,15 +388,21 @@ impl<M: Checked> Collector<M> {
         if let Some(p) = &self.opts.progress {
             if s.last_progress.elapsed() >= Duration::from_millis(200) {
                 s.last_progress = Instant::now();
-                let (n, t) = (s.executions, self.start.elapsed().as_secs_f64());
+                let progress = Progress {
+                    executions: s.executions,
+                    seconds: self.start.elapsed().as_secs_f64(),
+                    ..Progress::default()
+                };
                 drop(s);
-                p(n, t);
+                p(&progress);
             }
         }
     }
 
     pub fn outcome(&self, engine: Engine, complete: bool, error: Option<String>) -> Outcome {
         let s = self.lock();
+        let error =
+            error.or_else(|| s.disagreement.as_ref().map(|d| format!("online and trace monitors disagree: {d}")));
         Outcome {
             engine,
             executions: s.executions,
@@ -298,6 +413,7 @@ impl<M: Checked> Collector<M> {
             first_violation: s.first_violation.clone(),
             coverage: s.coverage.clone(),
             error,
+            stats: None,
         }
     }
 }
@@ -312,6 +428,11 @@ pub(crate) fn execute_one<M: Checked, P: PlatformFor<M::Event, Ghost = Recorder<
     let exec = Exec::<M> { cfg: &spec.cfg, events: &events, fin: &ran.fin };
     let violations = monitor::check(&exec, &spec.invariants);
     let cov = monitor::coverage(&exec);
+    if c.opts.check_online {
+        if let Err(e) = monitor::online::agree(&exec, &spec.invariants) {
+            c.disagree(format!("execution {index}: {e}"));
+        }
+    }
     c.finish(index, Trace::new(events), violations, cov, rec.mutation_reached());
 }
 
@@ -319,6 +440,7 @@ pub(crate) fn execute_one<M: Checked, P: PlatformFor<M::Event, Ghost = Recorder<
 pub fn explore<M: Checked>(spec: &Spec<M>, engine: Engine, opts: &Options) -> Outcome {
     match engine {
         Engine::Loom { preemption_bound } => loom::explore(spec, preemption_bound, opts, engine),
+        Engine::Stateful { .. } => stateful::explore(spec, engine, opts),
         _ => shuttle::explore(spec, engine, opts),
     }
 }

@@ -8,13 +8,21 @@ pub enum EngineName {
     ShuttlePct,
     ShuttleRandom,
     ShuttleDfs,
+    /// The stateful engine (state caching, fair-cycle detection; sequentially consistent).
+    Stateful,
     /// A cross-check: loom and both randomised shuttle schedulers must agree.
     All,
 }
 
 impl EngineName {
-    pub const ALL: [EngineName; 5] =
-        [EngineName::Loom, EngineName::ShuttlePct, EngineName::ShuttleRandom, EngineName::ShuttleDfs, EngineName::All];
+    pub const ALL: [EngineName; 6] = [
+        EngineName::Loom,
+        EngineName::ShuttlePct,
+        EngineName::ShuttleRandom,
+        EngineName::ShuttleDfs,
+        EngineName::Stateful,
+        EngineName::All,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -22,6 +30,7 @@ impl EngineName {
             EngineName::ShuttlePct => "shuttle-pct",
             EngineName::ShuttleRandom => "shuttle-random",
             EngineName::ShuttleDfs => "shuttle-dfs",
+            EngineName::Stateful => "stateful",
             EngineName::All => "all",
         }
     }
@@ -42,7 +51,8 @@ impl EngineName {
         match self {
             EngineName::Loom => &["loom"],
             EngineName::ShuttlePct | EngineName::ShuttleRandom | EngineName::ShuttleDfs => &["shuttle"],
-            EngineName::All => &["loom", "shuttle"],
+            EngineName::Stateful => &["stateful"],
+            EngineName::All => &["loom", "shuttle", "stateful"],
         }
     }
 }

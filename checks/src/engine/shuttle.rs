@@ -85,7 +85,7 @@ pub fn explore<M: Checked>(spec: &Spec<M>, engine: Engine, opts: &Options) -> Ou
         }
         Engine::ShuttleRandom { iterations, seed } => Box::new(RandomScheduler::new_from_seed(seed, iterations)),
         Engine::ShuttleDfs { iterations } => Box::new(DfsScheduler::new(Some(iterations), false)),
-        Engine::Loom { .. } => unreachable!("loom is not a shuttle engine"),
+        Engine::Loom { .. } | Engine::Stateful { .. } => unreachable!("{engine} is not a shuttle engine"),
     };
     let r = run(sched);
     install_quiet_panic_hook();

@@ -23,7 +23,8 @@ pub fn scenarios_dir() -> PathBuf {
 /// single-threaded figure without asking every caller for `--test-threads 1`.
 static LOOM_SERIAL: Mutex<()> = Mutex::new(());
 
-/// `family`: "loom" runs the scenario's loom engine, "shuttle" its shuttle engines.
+/// `family`: "loom" runs the scenario's loom engine, "shuttle" its shuttle engines,
+/// "stateful" its stateful engine.
 pub fn scenario_test(rel: &str, family: &str) {
     let _serial = (family == "loom").then(|| LOOM_SERIAL.lock().unwrap_or_else(|e| e.into_inner()));
     let path = scenarios_dir().join(rel);
@@ -60,7 +61,7 @@ pub fn scenario_test(rel: &str, family: &str) {
         let again = check(&sc, &ropts);
         let replayed =
             again.runs.first().and_then(|run| run.outcome.found.as_ref()).expect("the replay reproduces an execution");
-        assert_eq!(replayed.index, original.index, "{rel}: replay {token} reached another execution");
+        assert_eq!(replayed.replay, original.replay, "{rel}: replay {token} reached another execution");
         assert_eq!(replayed.trace, original.trace, "{rel}: replay {token} gave a different trace");
         assert_eq!(replayed.violations, original.violations, "{rel}: replay {token} gave different violations");
     }

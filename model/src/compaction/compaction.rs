@@ -45,7 +45,7 @@ use super::{
     Variant,
 };
 use crate::ghost::Ghost;
-use crate::kernel::sched::Current;
+use crate::kernel::sched::{loop_summary, Current};
 use crate::kernel::spinlock::{spin_lock, spin_trylock, spin_unlock, SpinLock};
 use crate::model::PlatformFor;
 use crate::platform::{Atomic, AtomicInt};
@@ -113,7 +113,9 @@ struct LoopState {
     free_pfn: u32,
     contended: bool,
     nr_migratepages: u32,
+    migratepages: Vec<u32>,
     nr_freepages: u32,
+    freepages: Vec<u32>,
     last_migrated_pfn: u32,
     pages: Vec<PageState>,
 }
@@ -125,7 +127,9 @@ impl LoopState {
             free_pfn: cc.free_pfn,
             contended: cc.contended,
             nr_migratepages: cc.nr_migratepages,
+            migratepages: cc.migratepages.clone(),
             nr_freepages: cc.nr_freepages,
+            freepages: cc.freepages.clone(),
             last_migrated_pfn,
             pages: cc.pages.clone(),
         }
@@ -662,10 +666,14 @@ fn compact_finished<P: PlatformFor<Event>>(k: &Kernel<P>, cur: &Current<P>, cc: 
     ret
 }
 
-/// The fingerprint of a `compact_zone()` loop head: the loop's state, and the values of the
-/// task's own `fatal_signal_pending` and `need_resched` flags that its next reads will see
-/// (their ghost copies; those reads are read-modify-writes, which see the latest value).
-fn loop_fingerprint<P: PlatformFor<Event>>(k: &Kernel<P>, cur: &Current<P>, state: &LoopState) -> u64 {
+/// The fingerprint of a `compact_zone()` loop head: the loop's context, its state (everything
+/// an iteration carries to the next: `compact_control`, the compactor's view of the zone and
+/// `last_migrated_pfn`; `cc->rescan` is recomputed at the top of every iteration, and the
+/// scanner positions last reported always equal `migrate_pfn` and `free_pfn` here), and the
+/// values of the task's own `fatal_signal_pending` and `need_resched` flags that its next reads
+/// will see (their ghost copies; those reads are read-modify-writes, which see the latest
+/// value).
+fn loop_fingerprint<P: PlatformFor<Event>>(k: &Kernel<P>, cur: &Current<P>, context: u64, state: &LoopState) -> u64 {
     let mut h = DefaultHasher::new();
     state.hash(&mut h);
     if P::Ghost::ENABLED {
@@ -673,7 +681,7 @@ fn loop_fingerprint<P: PlatformFor<Event>>(k: &Kernel<P>, cur: &Current<P>, stat
         f.ghost_sigkill.load(Relaxed).hash(&mut h);
         f.ghost_need_resched.load(Relaxed).hash(&mut h);
     }
-    h.finish()
+    loop_summary(context, 1, h.finish())
 }
 
 /// `compact_zone(cc, capc)` for a direct compactor of the whole zone in `mode`, allocating at
@@ -698,9 +706,10 @@ pub fn compact_zone<P: PlatformFor<Event>>(k: &Kernel<P>, cur: &Current<P>, mode
     cur.emit(Event::CompactStart { mode });
     cc.note_scanners(cur);
     let mut last_migrated_pfn = 0u32;
+    let context = cur.loop_context();
     let (ret, reason) = loop {
         let before = LoopState::of(&cc, last_migrated_pfn);
-        if !cur.loop_head(loop_fingerprint(k, cur, &before)) {
+        if !cur.loop_head(loop_fingerprint(k, cur, context, &before)) {
             // The checker found that this loop cannot end and stopped it.
             return None;
         }

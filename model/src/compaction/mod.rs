@@ -36,7 +36,7 @@ pub use self::event::{AbortReason, CompactResult, ContendedWhy, Coverage, Event,
 pub use self::mutation::Mutation;
 use crate::event::{Event as Ev, LockName};
 use crate::ghost::{Ghost, Pid, MAX_TASKS};
-use crate::kernel::sched::{Current, Sched, TimerModel};
+use crate::kernel::sched::{loop_summary, Current, Sched, TimerModel};
 use crate::kernel::spinlock::SpinLock;
 use crate::model::{count, Counters, FieldError, Fields, Model, PlatformFor, RoleKind};
 use crate::platform::{Atomic, Platform};
@@ -324,7 +324,8 @@ impl<P: PlatformFor<Event>> Kernel<P> {
             Role::Compactor { .. } if self.mutated(&cur, Mutation::CompactorInfiniteLoop) => {
                 // The liveness self-test: a compact_zone() loop that goes round without doing
                 // anything.
-                while cur.loop_head(0) {
+                let context = cur.loop_context();
+                while cur.loop_head(loop_summary(context, 0, 0)) {
                     P::yield_now();
                 }
             }

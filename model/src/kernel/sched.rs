@@ -147,6 +147,14 @@ impl<'a, P: Platform> Current<'a, P> {
             LoopVerdict::Stop => false,
         }
     }
+    /// The context a loop starts in (see [`Ghost::loop_context`]); 0 in the runtime build.
+    #[inline(always)]
+    pub fn loop_context(&self) -> u64 {
+        if !P::Ghost::ENABLED {
+            return 0;
+        }
+        self.sched.ghost.loop_context(self.task.pid)
+    }
     /// `do_exit()`: the task is done. Lets the checker settle sleepers nobody can wake.
     pub fn exit(&self) {
         if P::Ghost::ENABLED {
@@ -154,6 +162,16 @@ impl<'a, P: Platform> Current<'a, P> {
             self.sched.unpark_mask(unpark);
         }
     }
+}
+
+/// A loop head's summary (see [`Ghost::loop_head`]): the loop's context (taken just before the
+/// loop), its location (a constant per loop of the model) and the hash of the locals it carries
+/// from one iteration to the next.
+pub fn loop_summary(context: u64, location: u64, locals: u64) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    (context, location, locals).hash(&mut h);
+    h.finish()
 }
 
 /// `set_current_state(state)`: `smp_store_mb(current->state, state)`.

@@ -24,7 +24,7 @@ pub use self::event::{Coverage, Event, CONGESTION_WQH, KSWAPD_CONTENDED_WAIT, TR
 pub use self::mutation::Mutation;
 use crate::event::{Event as Ev, KernelEvent, Wq, NUMA_NO_NODE};
 use crate::ghost::{Ghost, Pid, MAX_TASKS};
-use crate::kernel::sched::{Current, Sched, TimerModel};
+use crate::kernel::sched::{loop_summary, Current, Sched, TimerModel};
 use crate::kernel::spinlock::SpinLock;
 use crate::kernel::wait::WaitQueueHead;
 use crate::model::{count, Counters, FieldError, Fields, Model, PlatformFor, RoleKind};
@@ -249,7 +249,8 @@ impl<P: PlatformFor<Event>> Kernel<P> {
                 // The liveness self-test: each batch of reclaim is a loop that never ends and
                 // never changes anything. (When the checker stops it, kswapd goes on to sleep.)
                 for _ in 0..batches {
-                    while cur.loop_head(0) {
+                    let context = cur.loop_context();
+                    while cur.loop_head(loop_summary(context, 0, 0)) {
                         P::yield_now(); // cond_resched()
                     }
                 }

@@ -10,7 +10,7 @@ use super::backing_dev::wait_iff_congested;
 use super::{Event, Kernel, Mutation, PGDAT_CONGESTED};
 use crate::event::NUMA_NO_NODE;
 use crate::kernel::atomic::{clear_bit, cmpxchg, read_once, set_bit, smp_mb__after_atomic};
-use crate::kernel::sched::{io_schedule_timeout, Current, TASK_INTERRUPTIBLE};
+use crate::kernel::sched::{io_schedule_timeout, loop_summary, Current, TASK_INTERRUPTIBLE};
 use crate::kernel::spinlock::{spin_lock, spin_trylock, spin_unlock};
 use crate::kernel::wait::{finish_wait, prepare_to_wait, wake_up_interruptible};
 use crate::kernel::HZ;
@@ -84,7 +84,8 @@ fn contended_acquire<P: PlatformFor<Event>>(k: &Kernel<P>, cur: &Current<P>, nid
             contended_stall(k, cur, nid);
         }
         if k.mutated(cur, Mutation::StallUntilFree) {
-            while read_once::<P>(&k.kswapd_exclusive) != NUMA_NO_NODE && cur.loop_head(1) {
+            let context = cur.loop_context();
+            while read_once::<P>(&k.kswapd_exclusive) != NUMA_NO_NODE && cur.loop_head(loop_summary(context, 1, 0)) {
                 contended_stall(k, cur, nid);
             }
         }

@@ -111,8 +111,8 @@ use core::sync::atomic::Ordering;
 use core::time::Duration;
 
 pub use rt::{
-    current_task, in_execution, observe, reset_local, run, Chooser, LockId, ObjId, Op, RunEnd, SchedPoint, StackPool,
-    TaskId, MAX_TASKS,
+    current_task, in_execution, local, observe, reset_local, run, Chooser, LockId, ObjId, Op, RunEnd, SchedPoint,
+    StackPool, TaskId, MAX_TASKS,
 };
 
 use super::{Atomic, AtomicInt, Join, Platform, RawSpinLock};

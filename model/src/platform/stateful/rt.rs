@@ -749,6 +749,14 @@ pub fn reset_local(summary: u64) {
     unsafe { (&mut *rt).tasks[t].local = mix(TAG_RESET, summary) }
 }
 
+/// The current task's local hash: everything it has observed and done so far (or, since its
+/// last loop head, the model's summary of that loop's state and what followed it).
+pub fn local() -> u64 {
+    let (rt, t) = enter();
+    // SAFETY: live runtime, short borrow.
+    unsafe { (&*rt).tasks[t].local }
+}
+
 /// Folds `v` into the current task's local hash (a value the ghost hands to model code).
 pub fn observe(v: u64) {
     let (rt, t) = enter();

@@ -1,0 +1,271 @@
+//! The stateful engine's ghost: the checker's side of one execution on the stateful platform.
+//!
+//! It keeps what the recorder keeps for loom and shuttle (who has finished, who sleeps with no
+//! timer, whether the execution was ended because a sleeper can never be woken), steps the
+//! model's online monitors on every event, counts coverage, and optionally records the events
+//! (to print a counterexample). All of it is part of the state: [`StatefulGhost::state_hash`]
+//! goes into the state fingerprint next to the runtime's own.
+//!
+//! Every answer model code branches on is folded into the asking task's local hash
+//! ([`stateful::observe`]), and a loop head replaces the task's history by the model's loop
+//! summary ([`stateful::reset_local`]); see `mmmodel::platform::stateful` for why both are
+//! needed for the local hashes to stand for the tasks' local states.
+
+use std::hash::{Hash, Hasher};
+use std::sync::{Mutex, MutexGuard};
+
+use mmmodel::event::Event;
+use mmmodel::ghost::{Ghost, LoopVerdict, Pid, SleepDecision};
+use mmmodel::platform::stateful;
+
+use crate::monitor::online::{Found, Online};
+use crate::monitor::Checked;
+
+/// What the ghost does with an execution's events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// Step the monitors (their state is part of the fingerprint) and count coverage: the
+    /// transitions being run are new.
+    Explore,
+    /// Step the monitors, count nothing: a known prefix is being replayed.
+    Replay,
+    /// The rest of an execution whose state was already explored, run only to let its tasks
+    /// end: no monitors, and every loop stopped after a few iterations.
+    FastForward,
+}
+
+/// Loop iterations a task may make in [`Mode::FastForward`] before its loop is stopped.
+const FAST_FORWARD_LOOPS: u32 = 64;
+
+/// A small fast hasher (FxHash) for the ghost's state.
+#[derive(Default)]
+pub(crate) struct Fx(u64);
+
+impl Hasher for Fx {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut b = [0u8; 8];
+            b[..chunk.len()].copy_from_slice(chunk);
+            self.write_u64(u64::from_le_bytes(b));
+        }
+    }
+    fn write_u64(&mut self, i: u64) {
+        self.0 = (self.0.rotate_left(5) ^ i).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+    fn write_u32(&mut self, i: u32) {
+        self.write_u64(i as u64)
+    }
+    fn write_u8(&mut self, i: u8) {
+        self.write_u64(i as u64)
+    }
+    fn write_usize(&mut self, i: usize) {
+        self.write_u64(i as u64)
+    }
+}
+
+struct Inner<M: Checked> {
+    mode: Mode,
+    online: M::Online,
+    /// Violations and derived coverage found since the engine last took them.
+    found: Found<M>,
+    /// Coverage events (by the model's own mapping) since the engine last took them.
+    coverage: Vec<M::Coverage>,
+    finished: u32,
+    sleeping: u32,
+    aborted: bool,
+    mutation_reached: bool,
+    loops: Vec<u32>,
+    record: Option<Vec<(Pid, Event<M::Event>)>>,
+}
+
+/// The ghost of one execution (reused: [`StatefulGhost::reset`] starts the next).
+pub(crate) struct StatefulGhost<M: Checked> {
+    cfg: M::Config,
+    tasks: usize,
+    /// Loop heads replace a task's history by the model's loop summary (off: the fingerprint
+    /// keeps every task's whole history, the reference the summaries are checked against).
+    summaries: bool,
+    inner: Mutex<Inner<M>>,
+}
+
+impl<M: Checked> StatefulGhost<M> {
+    pub fn new(cfg: M::Config, summaries: bool) -> Self {
+        let tasks = M::roles(&cfg).len();
+        let inner = Inner {
+            mode: Mode::Explore,
+            online: M::Online::default(),
+            found: Found::default(),
+            coverage: Vec::new(),
+            finished: 0,
+            sleeping: 0,
+            aborted: false,
+            mutation_reached: false,
+            loops: vec![0; tasks],
+            record: None,
+        };
+        StatefulGhost { cfg, tasks, summaries, inner: Mutex::new(inner) }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner<M>> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Start a new execution.
+    pub fn reset(&self, mode: Mode, record: bool) {
+        let mut g = self.lock();
+        g.mode = mode;
+        g.online = M::Online::default();
+        g.found = Found::default();
+        g.coverage.clear();
+        g.finished = 0;
+        g.sleeping = 0;
+        g.aborted = false;
+        g.mutation_reached = false;
+        g.loops.iter_mut().for_each(|l| *l = 0);
+        g.record = record.then(Vec::new);
+    }
+
+    pub fn set_mode(&self, mode: Mode) {
+        self.lock().mode = mode;
+    }
+
+    /// The ghost's part of the state fingerprint.
+    pub fn state_hash(&self) -> u64 {
+        let g = self.lock();
+        let mut h = Fx::default();
+        g.online.hash(&mut h);
+        h.write_u32(g.finished);
+        h.write_u32(g.sleeping);
+        h.write_u8(g.aborted as u8 | (g.mutation_reached as u8) << 1);
+        h.finish()
+    }
+
+    /// Take the violations, derived and plain coverage found since the last call.
+    pub fn take(&self) -> (Found<M>, Vec<M::Coverage>) {
+        let mut g = self.lock();
+        (std::mem::take(&mut g.found), std::mem::take(&mut g.coverage))
+    }
+
+    /// The end-of-execution checks (every task finished in final state `fin`).
+    pub fn end(&self, fin: &M::Final) -> Found<M> {
+        let mut g = self.lock();
+        let mut found = std::mem::take(&mut g.found);
+        if g.mode != Mode::FastForward {
+            g.online.end(&self.cfg, fin, &mut found);
+        }
+        found
+    }
+
+    pub fn mutation_reached(&self) -> bool {
+        self.lock().mutation_reached
+    }
+
+    /// Events recorded so far (with recording on).
+    pub fn recorded_len(&self) -> usize {
+        self.lock().record.as_ref().map_or(0, Vec::len)
+    }
+
+    pub fn take_record(&self) -> Vec<(Pid, Event<M::Event>)> {
+        self.lock().record.take().unwrap_or_default()
+    }
+
+    fn all(&self) -> u32 {
+        if self.tasks >= 32 {
+            u32::MAX
+        } else {
+            (1u32 << self.tasks) - 1
+        }
+    }
+
+    /// Nobody can wake the sleepers any more: end the execution (as the recorder does).
+    fn settle(&self, g: &mut Inner<M>) -> u32 {
+        if g.sleeping != 0 && (g.finished | g.sleeping) == self.all() {
+            g.aborted = true;
+            let unpark = g.sleeping;
+            g.sleeping = 0;
+            return unpark;
+        }
+        0
+    }
+}
+
+impl<M: Checked> Ghost for StatefulGhost<M> {
+    const ENABLED: bool = true;
+    type Proto = M::Event;
+
+    fn emit(&self, pid: Pid, ev: Event<M::Event>) {
+        let mut g = self.lock();
+        let g = &mut *g;
+        if g.mode != Mode::FastForward {
+            g.online.step(&self.cfg, pid, &ev, &mut g.found);
+            if g.mode == Mode::Explore {
+                if let Some(c) = M::coverage(&ev) {
+                    g.coverage.push(c);
+                }
+            }
+        }
+        if let Some(r) = &mut g.record {
+            r.push((pid, ev));
+        }
+    }
+
+    fn loop_head(&self, pid: Pid, fingerprint: u64) -> LoopVerdict {
+        let mut g = self.lock();
+        if g.mode == Mode::FastForward {
+            g.loops[pid] += 1;
+            if g.loops[pid] > FAST_FORWARD_LOOPS {
+                return LoopVerdict::Stop;
+            }
+            return LoopVerdict::Continue;
+        }
+        // The loop summary replaces the task's history: iterations that reach the same loop
+        // state are the same state, and a loop that can run for ever closes a cycle.
+        if self.summaries {
+            stateful::reset_local(fingerprint);
+        }
+        LoopVerdict::Continue
+    }
+
+    fn loop_context(&self, _pid: Pid) -> u64 {
+        stateful::local()
+    }
+
+    fn untimed_sleep(&self, pid: Pid) -> SleepDecision {
+        let mut g = self.lock();
+        g.sleeping |= 1 << pid;
+        let d = match self.settle(&mut g) {
+            0 => SleepDecision::Park,
+            unpark => SleepDecision::Abort { unpark: unpark & !(1 << pid) },
+        };
+        stateful::observe(match d {
+            SleepDecision::Park => u64::MAX,
+            SleepDecision::Abort { unpark } => unpark as u64,
+        });
+        d
+    }
+
+    fn woken(&self, pid: Pid) {
+        self.lock().sleeping &= !(1 << pid);
+    }
+
+    fn task_exit(&self, pid: Pid) -> u32 {
+        let mut g = self.lock();
+        g.finished |= 1 << pid;
+        let unpark = self.settle(&mut g);
+        stateful::observe(unpark as u64);
+        unpark
+    }
+
+    fn aborted(&self) -> bool {
+        let a = self.lock().aborted;
+        stateful::observe(a as u64);
+        a
+    }
+
+    fn mutation_reached(&self, _pid: Pid) {
+        self.lock().mutation_reached = true;
+    }
+}

@@ -1,0 +1,721 @@
+//! The stateful engine's search: depth-first with a visited set and Tarjan's strongly
+//! connected components (for fair cycles), then breadth-first passes for the shortest
+//! counterexample. See the module docs of [`super`].
+
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::hash::BuildHasherDefault;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use mmmodel::kernel::sched::Start;
+use mmmodel::model::{run, Named};
+use mmmodel::platform::stateful::{self, RunEnd, SchedPoint, StackPool, TaskId};
+use mmmodel::platform::Stateful;
+
+use super::ghost::{Mode, StatefulGhost};
+use crate::engine::{Engine, Found, Options, Outcome, Progress, Replay, StateStats};
+use crate::monitor::online::Found as OnlineFound;
+use crate::monitor::{self, Checked, Exec, Violation};
+use crate::spec::Spec;
+use crate::trace::Trace;
+
+/// Fingerprints are already uniformly distributed: hash them by themselves.
+#[derive(Default)]
+struct Identity(u64);
+
+impl std::hash::Hasher for Identity {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, _: &[u8]) {
+        unreachable!("only u64 keys")
+    }
+    fn write_u64(&mut self, i: u64) {
+        self.0 = i;
+    }
+}
+
+type FpMap<V> = HashMap<u64, V, BuildHasherDefault<Identity>>;
+type FpSet = HashSet<u64, BuildHasherDefault<Identity>>;
+
+/// A state's entry in the visited table once its strongly connected component is complete.
+const DONE: u32 = u32::MAX;
+
+/// A state on the depth-first path.
+struct Frame {
+    /// Tarjan's index and low link.
+    index: u32,
+    low: u32,
+    /// Tasks whose transition from here has not been explored yet (the state's enabled tasks
+    /// are on Tarjan's stack).
+    todo: u32,
+    /// The task whose transition from here is being explored.
+    chosen: u8,
+    /// Tasks whose transition from here stays inside this state's component.
+    moves: u32,
+    /// Position on the Tarjan stack.
+    tpos: usize,
+}
+
+/// A state on Tarjan's stack (its component is not complete yet).
+struct TEntry {
+    fp: u64,
+    enabled: u32,
+    moves: u32,
+}
+
+/// The first violation the depth-first search met: what to make shortest.
+enum Target {
+    /// A safety violation of this invariant, found at this depth.
+    Safety { invariant: &'static str, depth: usize },
+    /// A fair cycle: the states of its component, the tasks that must move in it, and the
+    /// depth of the component's root.
+    Cycle { members: FpSet, must_move: u32, depth: usize },
+}
+
+/// What one probe (a replay of a schedule, then one step) saw.
+struct Probe {
+    /// The state after the schedule (`None`: the execution ended).
+    state: Option<(u64, u32)>,
+    /// Invariants violated by the schedule's last transition (or at the end).
+    violated: Vec<&'static str>,
+}
+
+/// Runs executions of one spec on the stateful platform.
+struct Runner<M: Checked> {
+    cfg: Arc<M::Config>,
+    ghost: Arc<StatefulGhost<M>>,
+    fin: Arc<Mutex<Option<M::Final>>>,
+    pool: StackPool,
+    executions: u64,
+}
+
+impl<M: Checked> Runner<M> {
+    /// Run one execution: `chooser` decides every scheduling point. Returns how it ended and
+    /// the final state if every task finished.
+    fn execute(
+        &mut self,
+        mode: Mode,
+        record: bool,
+        chooser: &mut dyn FnMut(&SchedPoint<'_>, &StatefulGhost<M>) -> TaskId,
+    ) -> (RunEnd, Option<M::Final>) {
+        self.executions += 1;
+        self.ghost.reset(mode, record);
+        let (cfg, ghost, fin) = (Arc::clone(&self.cfg), Arc::clone(&self.ghost), Arc::clone(&self.fin));
+        let body = move || {
+            let ran = run::<M, Stateful<StatefulGhost<M>>>(&cfg, ghost, &Start::default());
+            *fin.lock().unwrap_or_else(|e| e.into_inner()) = Some(ran.fin);
+        };
+        let g = Arc::clone(&self.ghost);
+        let mut ch = |p: &SchedPoint<'_>| chooser(p, &g);
+        let end = stateful::run(&mut self.pool, body, &mut ch);
+        let fin = self.fin.lock().unwrap_or_else(|e| e.into_inner()).take();
+        (end, fin)
+    }
+}
+
+/// The depth-first search's state: what the chooser updates at every new state.
+struct Dfs<'a, M: Checked> {
+    spec: &'a Spec<M>,
+    max_states: Option<u64>,
+    max_memory: u64,
+    visited: FpMap<u32>,
+    frames: Vec<Frame>,
+    tstack: Vec<TEntry>,
+    next_index: u32,
+    tasks_mask: u32,
+    transitions: u64,
+    max_depth: usize,
+    coverage: BTreeMap<&'static str, u64>,
+    violated: BTreeMap<&'static str, u64>,
+    first_violation: BTreeMap<&'static str, u64>,
+    target: Option<Target>,
+    stopped_by: Option<&'static str>,
+}
+
+pub(super) struct Search<'a, M: Checked> {
+    spec: &'a Spec<M>,
+    opts: &'a Options,
+    engine: Engine,
+    runner: Runner<M>,
+    st: Dfs<'a, M>,
+    start: Instant,
+    last_progress: Instant,
+    error: Option<String>,
+}
+
+/// Bytes the visited table takes per slot of capacity (key, value, control byte).
+pub const BYTES_PER_SLOT: u64 = 8 + 4 + 1;
+
+fn mix(a: u64, b: u64) -> u64 {
+    let r = (a ^ 0x9e37_79b9_7f4a_7c15).wrapping_mul(0xbf58_476d_1ce4_e5b9) ^ b.rotate_left(29);
+    let r = (r ^ (r >> 31)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    r ^ (r >> 32)
+}
+
+/// Memory this machine can give the search: 80 % of what is available now.
+pub fn available_memory() -> u64 {
+    let avail = std::fs::read_to_string("/proc/meminfo").ok().and_then(|m| {
+        m.lines()
+            .find(|l| l.starts_with("MemAvailable:"))
+            .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+    });
+    avail.map_or(8 << 30, |kb| kb * 1024 / 5 * 4)
+}
+
+fn lowest(mask: u32) -> TaskId {
+    mask.trailing_zeros() as TaskId
+}
+
+impl<'a, M: Checked> Search<'a, M> {
+    pub fn new(spec: &'a Spec<M>, engine: Engine, opts: &'a Options, max_states: Option<u64>) -> Self {
+        let now = Instant::now();
+        Search {
+            spec,
+            opts,
+            engine,
+            runner: Runner {
+                cfg: Arc::new(spec.cfg.clone()),
+                ghost: Arc::new(StatefulGhost::new(spec.cfg.clone(), !opts.history_only)),
+                fin: Arc::new(Mutex::new(None)),
+                pool: StackPool::new(),
+                executions: 0,
+            },
+            st: Dfs {
+                spec,
+                max_states,
+                max_memory: available_memory(),
+                visited: FpMap::default(),
+                frames: Vec::new(),
+                tstack: Vec::new(),
+                next_index: 0,
+                tasks_mask: 0,
+                transitions: 0,
+                max_depth: 0,
+                coverage: BTreeMap::new(),
+                violated: BTreeMap::new(),
+                first_violation: BTreeMap::new(),
+                target: None,
+                stopped_by: None,
+            },
+            start: now,
+            last_progress: now,
+            error: None,
+        }
+    }
+}
+
+impl<M: Checked> Dfs<'_, M> {
+    /// The whole state at a scheduling point.
+    fn fingerprint(p: &SchedPoint<'_>, ghost: &StatefulGhost<M>) -> u64 {
+        mix(p.fingerprint(), ghost.state_hash())
+    }
+
+    /// The checked invariants among what the online monitors found.
+    fn ids(&self, found: &OnlineFound<M>) -> Vec<&'static str> {
+        let mut v: Vec<&'static str> =
+            found.violated.iter().filter(|i| self.spec.invariants.contains(i)).map(|i| i.name()).collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+
+    fn count_violations(&mut self, ids: &[&'static str]) {
+        for &i in ids {
+            *self.violated.entry(i).or_insert(0) += 1;
+            self.first_violation.entry(i).or_insert(self.transitions);
+        }
+    }
+
+    /// Record what one explored transition found; returns the invariants it violated.
+    fn account(&mut self, found: OnlineFound<M>, coverage: Vec<M::Coverage>) -> Vec<&'static str> {
+        self.transitions += 1;
+        for c in coverage.iter().chain(&found.derived) {
+            *self.coverage.entry(c.name()).or_insert(0) += 1;
+        }
+        let ids = self.ids(&found);
+        self.count_violations(&ids);
+        ids
+    }
+
+    /// Whether a violation of `ids` ends the depth-first search (the target invariant, or any
+    /// invariant when the scenario names none).
+    fn decisive(&self, ids: &[&'static str]) -> Option<&'static str> {
+        match self.spec.target {
+            Some(t) => ids.iter().copied().find(|i| *i == t.name()),
+            None => ids.first().copied(),
+        }
+    }
+
+    /// A safety violation found at the current depth.
+    fn found(&mut self, ids: &[&'static str]) {
+        if self.target.is_none() {
+            if let Some(inv) = self.decisive(ids) {
+                self.target = Some(Target::Safety { invariant: inv, depth: self.frames.len() });
+            }
+        }
+    }
+
+    fn memory_bytes(&self) -> u64 {
+        self.visited.capacity() as u64 * BYTES_PER_SLOT
+            + (self.frames.capacity() * std::mem::size_of::<Frame>()) as u64
+            + (self.tstack.capacity() * std::mem::size_of::<TEntry>()) as u64
+    }
+
+    /// Make room for one more state, or say why not.
+    fn reserve(&mut self) -> Result<(), &'static str> {
+        if self.max_states.is_some_and(|m| self.visited.len() as u64 >= m) {
+            return Err("state budget (max_states)");
+        }
+        if self.visited.len() == self.visited.capacity() {
+            let grow = self.visited.capacity().max(1024);
+            if (self.visited.capacity() + grow) as u64 * BYTES_PER_SLOT > self.max_memory {
+                return Err("memory");
+            }
+            self.visited.try_reserve(grow).map_err(|_| "memory")?;
+        }
+        Ok(())
+    }
+
+    /// The chooser at a scheduling point reached by a new transition (or the first one).
+    fn arrive(&mut self, p: &SchedPoint<'_>, g: &StatefulGhost<M>, ff: &mut bool) -> TaskId {
+        let fp = Self::fingerprint(p, g);
+        let enabled = p.enabled();
+        self.tasks_mask = if p.num_tasks() >= 32 { u32::MAX } else { (1u32 << p.num_tasks()) - 1 };
+        if self.next_index > 0 {
+            let (found, cov) = g.take();
+            let ids = self.account(found, cov);
+            self.found(&ids);
+        }
+        let stop = |g: &StatefulGhost<M>, ff: &mut bool| {
+            *ff = true;
+            g.set_mode(Mode::FastForward);
+            lowest(enabled)
+        };
+        if self.target.is_some() || self.stopped_by.is_some() {
+            return stop(g, ff);
+        }
+        if let Some(&index) = self.visited.get(&fp) {
+            if index != DONE {
+                // A state on Tarjan's stack: this transition closes a cycle inside its
+                // component.
+                if let Some(parent) = self.frames.last_mut() {
+                    parent.low = parent.low.min(index);
+                    parent.moves |= 1 << parent.chosen;
+                }
+            }
+            return stop(g, ff);
+        }
+        if let Err(why) = self.reserve() {
+            self.stopped_by = Some(why);
+            return stop(g, ff);
+        }
+        let index = self.next_index;
+        self.next_index += 1;
+        self.visited.insert(fp, index);
+        let tpos = self.tstack.len();
+        self.tstack.push(TEntry { fp, enabled, moves: 0 });
+        let first = lowest(enabled);
+        self.frames.push(Frame {
+            index,
+            low: index,
+            todo: enabled & !(1 << first),
+            chosen: first as u8,
+            moves: 0,
+            tpos,
+        });
+        self.max_depth = self.max_depth.max(self.frames.len());
+        g.set_mode(Mode::Explore);
+        first
+    }
+
+    /// The execution the search just ran ended (not in fast-forward): what its last transition
+    /// and the end checks found.
+    fn ended(&mut self, end: &RunEnd, fin: Option<&M::Final>, g: &StatefulGhost<M>) {
+        let (found, cov) = g.take();
+        let mut ids = self.account(found, cov);
+        match (end, fin) {
+            (RunEnd::AllFinished, Some(fin)) => {
+                let end = g.end(fin);
+                let more = self.ids(&end);
+                self.count_violations(&more);
+                ids.extend(more);
+            }
+            (RunEnd::Deadlock { .. }, _) if self.spec.invariants.contains(&M::PROGRESS) => {
+                // No task can move and some have not finished: they never will.
+                let inv = M::PROGRESS.name();
+                self.count_violations(&[inv]);
+                ids.push(inv);
+            }
+            _ => {}
+        }
+        self.found(&ids);
+    }
+
+    /// Every transition of the top state has been explored: close it (Tarjan).
+    fn pop_frame(&mut self) {
+        let f = self.frames.pop().expect("a frame to pop");
+        self.tstack[f.tpos].moves = f.moves;
+        if f.low == f.index {
+            // `f` is the root of a strongly connected component: the states above it on
+            // Tarjan's stack.
+            let members: Vec<TEntry> = self.tstack.drain(f.tpos..).collect();
+            let mut moves = 0u32;
+            let mut disabled = 0u32;
+            for m in &members {
+                moves |= m.moves;
+                disabled |= !m.enabled & self.tasks_mask;
+                if let Some(v) = self.visited.get_mut(&m.fp) {
+                    *v = DONE;
+                }
+            }
+            // A fair cycle: the component has a transition inside it, and every task either
+            // moves inside it or is disabled somewhere in it (weak fairness).
+            if moves != 0 && (moves | disabled) & self.tasks_mask == self.tasks_mask {
+                let inv = M::PROGRESS.name();
+                if self.spec.invariants.contains(&M::PROGRESS) {
+                    self.count_violations(&[inv]);
+                    if self.target.is_none() && self.decisive(&[inv]).is_some() {
+                        self.target = Some(Target::Cycle {
+                            members: members.iter().map(|m| m.fp).collect(),
+                            must_move: self.tasks_mask & !disabled,
+                            depth: self.frames.len(),
+                        });
+                    }
+                }
+            }
+        }
+        if let Some(parent) = self.frames.last_mut() {
+            parent.low = parent.low.min(f.low);
+            if f.low != f.index {
+                // `f` stays on Tarjan's stack: it is in the parent's component.
+                parent.moves |= 1 << parent.chosen;
+            }
+        }
+    }
+}
+
+impl<M: Checked> Search<'_, M> {
+    fn should_stop(&mut self) -> bool {
+        if self.st.stopped_by.is_some() || self.st.target.is_some() || self.error.is_some() {
+            return true;
+        }
+        if self.opts.max_duration.is_some_and(|d| self.start.elapsed() >= d) {
+            self.st.stopped_by = Some("time limit");
+        }
+        self.st.stopped_by.is_some()
+    }
+
+    fn progress(&mut self) {
+        if let Some(p) = &self.opts.progress {
+            if self.last_progress.elapsed() >= Duration::from_millis(200) {
+                self.last_progress = Instant::now();
+                p(&Progress {
+                    executions: self.runner.executions,
+                    seconds: self.start.elapsed().as_secs_f64(),
+                    states: Some(self.st.visited.len() as u64),
+                    depth: Some(self.st.frames.len()),
+                });
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- depth-first search
+
+    /// The depth-first search: executions until every transition of every reachable state has
+    /// been explored, or a decisive violation, a budget or an error stops it. Each execution
+    /// replays the choices of the states on the search path, then explores new transitions
+    /// until it reaches a known state, then runs to its end (fast-forward).
+    fn dfs(&mut self) {
+        let mut replay: Vec<u8> = Vec::new();
+        loop {
+            if self.should_stop() {
+                return;
+            }
+            self.progress();
+            let mut step = 0usize;
+            let mut ff = false;
+            let st = &mut self.st;
+            let mut chooser = |p: &SchedPoint<'_>, g: &StatefulGhost<M>| -> TaskId {
+                let i = step;
+                step += 1;
+                if i < replay.len() {
+                    if i + 1 == replay.len() {
+                        // The last replayed choice is a new transition: its findings count.
+                        let _ = g.take();
+                        g.set_mode(Mode::Explore);
+                    }
+                    return replay[i] as TaskId;
+                }
+                if ff {
+                    return lowest(p.enabled());
+                }
+                st.arrive(p, g, &mut ff)
+            };
+            let mode = if replay.is_empty() { Mode::Explore } else { Mode::Replay };
+            let (end, fin) = self.runner.execute(mode, false, &mut chooser);
+            if let RunEnd::Panicked { task, message } = &end {
+                self.error = Some(format!("task {task} panicked: {message}"));
+                return;
+            }
+            if !ff {
+                self.st.ended(&end, fin.as_ref(), &self.runner.ghost);
+            }
+            if self.st.target.is_some() || self.st.stopped_by.is_some() {
+                return;
+            }
+            // Backtrack to the deepest state with a transition left to explore.
+            loop {
+                let Some(top) = self.st.frames.last_mut() else { return };
+                if top.todo != 0 {
+                    let t = top.todo.trailing_zeros();
+                    top.todo &= !(1 << t);
+                    top.chosen = t as u8;
+                    break;
+                }
+                self.st.pop_frame();
+                if self.st.target.is_some() {
+                    return;
+                }
+            }
+            replay.clear();
+            replay.extend(self.st.frames.iter().map(|f| f.chosen));
+        }
+    }
+
+    // ---------------------------------------------------------------- probes and BFS
+
+    /// Replay `choices`; report the state after them and what their last transition found.
+    fn probe(&mut self, choices: &[u8]) -> Probe {
+        let invariants = &self.spec.invariants;
+        let ids = |found: &OnlineFound<M>| -> Vec<&'static str> {
+            found.violated.iter().filter(|i| invariants.contains(i)).map(|i| i.name()).collect()
+        };
+        let mut step = 0usize;
+        let mut state = None;
+        let mut violated = Vec::new();
+        let mut chooser = |p: &SchedPoint<'_>, g: &StatefulGhost<M>| -> TaskId {
+            let i = step;
+            step += 1;
+            if i + 1 == choices.len() {
+                let _ = g.take();
+            }
+            if i < choices.len() {
+                return choices[i] as TaskId;
+            }
+            if i == choices.len() {
+                state = Some((Dfs::<M>::fingerprint(p, g), p.enabled()));
+                let (found, _) = g.take();
+                violated.extend(ids(&found));
+                g.set_mode(Mode::FastForward);
+            }
+            lowest(p.enabled())
+        };
+        let (end, fin) = self.runner.execute(Mode::Replay, false, &mut chooser);
+        if state.is_none() {
+            // The schedule's last transition ended the execution.
+            let g = &self.runner.ghost;
+            let (found, _) = g.take();
+            violated.extend(ids(&found));
+            match (end, fin) {
+                (RunEnd::AllFinished, Some(fin)) => violated.extend(ids(&g.end(&fin))),
+                (RunEnd::Deadlock { .. }, _) if invariants.contains(&M::PROGRESS) => violated.push(M::PROGRESS.name()),
+                _ => {}
+            }
+        }
+        violated.sort_unstable();
+        violated.dedup();
+        Probe { state, violated }
+    }
+
+    /// Breadth-first from the state `start` leads to, over states `allowed` admits, carrying
+    /// the mask of the tasks that have moved since: the shortest schedule (after `start`, at
+    /// most `max_len` long) whose last transition satisfies `goal`.
+    fn bfs(
+        &mut self,
+        start: &[u8],
+        max_len: usize,
+        allowed: &dyn Fn(u64) -> bool,
+        goal: &dyn Fn(&Probe, u32) -> bool,
+    ) -> Option<Vec<u8>> {
+        let (fp0, en0) = self.probe(start).state?;
+        let mut seen: HashSet<(u64, u32)> = HashSet::new();
+        let mut queue: VecDeque<(u32, u32, Vec<u8>)> = VecDeque::new();
+        seen.insert((fp0, 0));
+        queue.push_back((en0, 0, Vec::new()));
+        while let Some((enabled, moved, path)) = queue.pop_front() {
+            if path.len() >= max_len {
+                continue;
+            }
+            let mut e = enabled;
+            while e != 0 {
+                let t = e.trailing_zeros() as u8;
+                e &= !(1 << t);
+                let mut next = path.clone();
+                next.push(t);
+                let mut full = start.to_vec();
+                full.extend_from_slice(&next);
+                let probe = self.probe(&full);
+                let moved = moved | 1 << t;
+                if goal(&probe, moved) {
+                    return Some(next);
+                }
+                if let Some((fp, en)) = probe.state {
+                    if allowed(fp) && seen.insert((fp, moved)) {
+                        queue.push_back((en, moved, next));
+                    }
+                }
+            }
+        }
+        None
+    }
+
+    /// Replay `choices` with the recorder on, for the report. With `cycle`, the recording
+    /// stops where the choices end (what follows is the harness ending the execution, not a
+    /// part of the lasso), and the position where the cycle starts is returned.
+    fn record(&mut self, choices: &[u8], cycle: Option<usize>) -> Recorded {
+        let mut step = 0usize;
+        let mut cycle_from = None;
+        let mut schedule_end = None;
+        let mut chooser = |p: &SchedPoint<'_>, g: &StatefulGhost<M>| -> TaskId {
+            let i = step;
+            step += 1;
+            if Some(i) == cycle {
+                cycle_from = Some(g.recorded_len());
+            }
+            if i < choices.len() {
+                return choices[i] as TaskId;
+            }
+            if i == choices.len() {
+                schedule_end = Some(g.recorded_len());
+                g.set_mode(Mode::FastForward);
+            }
+            lowest(p.enabled())
+        };
+        let (end, fin) = self.runner.execute(Mode::Replay, true, &mut chooser);
+        let mut events = self.runner.ghost.take_record();
+        let mutation_reached = self.runner.ghost.mutation_reached();
+        let violations = match (&fin, cycle) {
+            (Some(fin), None) => {
+                let exec = Exec::<M> { cfg: &self.spec.cfg, events: &events, fin };
+                monitor::check(&exec, &self.spec.invariants)
+            }
+            _ => Vec::new(),
+        };
+        if cycle.is_some() {
+            events.truncate(schedule_end.unwrap_or(events.len()));
+        }
+        Recorded {
+            trace: Trace::new(events),
+            violations,
+            mutation_reached,
+            cycle_from,
+            deadlock: matches!(end, RunEnd::Deadlock { .. }),
+        }
+    }
+
+    /// The violation of a lasso (the engine's own: no monitor sees an infinite execution).
+    fn lasso_violation(at: usize) -> Violation {
+        Violation::new(
+            M::PROGRESS,
+            Some(at),
+            format!(
+                "the execution can go on for ever: from #{at} on, the steps marked ~ bring it back to the state it was \
+                 in at #{at}, and repeat; every task that can move at every step of the cycle moves in it (a fair \
+                 cycle, found with no step bound)"
+            ),
+        )
+    }
+
+    /// A recorded schedule as a counterexample.
+    fn report(&self, r: Recorded, choices: Vec<u8>, cycle: Option<usize>) -> Found {
+        let mut violations = r.violations;
+        if cycle.is_some() {
+            violations.push(Self::lasso_violation(r.cycle_from.unwrap_or(0)));
+        } else if r.deadlock {
+            violations.push(Violation::new(
+                M::PROGRESS,
+                r.trace.len().checked_sub(1),
+                "no task can move and some have not finished: they never will (a deadlock)".into(),
+            ));
+        }
+        Found {
+            replay: Replay::Schedule { choices, cycle },
+            trace: r.trace,
+            violations,
+            mutation_reached: r.mutation_reached,
+            cycle_from: r.cycle_from,
+        }
+    }
+
+    /// The shortest counterexample for what the depth-first search found.
+    fn shortest(&mut self) -> Option<Found> {
+        match self.st.target.take()? {
+            Target::Safety { invariant, depth } => {
+                let path = self.bfs(&[], depth + 1, &|_| true, &|p, _| p.violated.contains(&invariant))?;
+                let r = self.record(&path, None);
+                Some(self.report(r, path, None))
+            }
+            Target::Cycle { members, must_move, depth } => {
+                let inside = |fp: u64| members.contains(&fp);
+                // The shortest way into the component.
+                let prefix = self.bfs(&[], depth + 1, &|_| true, &|p, _| p.state.is_some_and(|(fp, _)| inside(fp)))?;
+                let entry = self.probe(&prefix).state?.0;
+                // The shortest fair cycle through the entry: back to it, every task that must
+                // move having moved.
+                let cycle = self.bfs(&prefix, members.len() * 32 + 32, &inside, &|p, moved| {
+                    p.state.is_some_and(|(fp, _)| fp == entry) && moved & must_move == must_move
+                })?;
+                let mut choices = prefix.clone();
+                choices.extend_from_slice(&cycle);
+                let r = self.record(&choices, Some(prefix.len()));
+                Some(self.report(r, choices, Some(prefix.len())))
+            }
+        }
+    }
+
+    pub fn run(mut self) -> Outcome {
+        let mut found = None;
+        if let Some(Replay::Schedule { choices, cycle }) = self.opts.replay.clone() {
+            let r = self.record(&choices, cycle);
+            found = Some(self.report(r, choices, cycle));
+        } else {
+            self.dfs();
+            if self.error.is_none() {
+                found = self.shortest();
+            }
+        }
+        let complete =
+            self.st.stopped_by.is_none() && self.error.is_none() && found.is_none() && self.opts.replay.is_none();
+        let n = self.st.visited.len() as f64;
+        let stats = StateStats {
+            states: self.st.visited.len() as u64,
+            transitions: self.st.transitions,
+            max_depth: self.st.max_depth,
+            memory_bytes: self.st.memory_bytes(),
+            collision_probability: n * (n - 1.0).max(0.0) / 2f64.powi(65),
+            stopped_by: self.st.stopped_by,
+        };
+        Outcome {
+            engine: self.engine,
+            executions: self.runner.executions,
+            seconds: self.start.elapsed().as_secs_f64(),
+            complete,
+            found,
+            violated: self.st.violated,
+            first_violation: self.st.first_violation,
+            coverage: self.st.coverage,
+            error: self.error,
+            stats: Some(stats),
+        }
+    }
+}
+
+/// A schedule replayed with the recorder on.
+struct Recorded {
+    trace: Trace,
+    violations: Vec<Violation>,
+    mutation_reached: bool,
+    cycle_from: Option<usize>,
+    deadlock: bool,
+}
