@@ -7,6 +7,10 @@
 //! * `checker_compaction`: compaction, a sync-light compactor, an lru_lock holder and a killer
 //!   (fatal-fix, a pass), loom unbounded and 2,000 executions of each shuttle scheduler.
 //! * `checker_large`: shuttle on the large configurations loom cannot take (8 and 7 threads).
+//! * `stateful_states`: the stateful engine's states per second (criterion's elements are
+//!   states stored): a whole exhaustive search of kswapd-stall with 2 kswapds and a writer,
+//!   unbounded (loom takes about 1.9 million executions for the same file), and of compaction
+//!   with both lock holders, a killer and a resched.
 //!
 //! Run: `cargo bench -p mmcheck --bench checker`. The executions each engine needs to find
 //! each known violation are reported by `mmcheck check --engine all --json` instead (field
@@ -57,6 +61,25 @@ fn group(c: &mut Criterion, name: &str, rel: &str, loom: Option<(&str, Engine)>)
     g.finish();
 }
 
+/// The stateful engine over whole searches: throughput in states stored.
+fn stateful(c: &mut Criterion) {
+    let mut g = c.benchmark_group("stateful_states");
+    g.sample_size(10).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(5));
+    for (label, rel) in [
+        ("kswapd_2kswapd_writer", "kswapd-stall/recheck-2kswapd-writer-unbounded.toml"),
+        ("compaction_holders_killer_resched", "compaction/fatal-fix-both-locks-killer-pb3.toml"),
+    ] {
+        let sc = load(rel);
+        let e = Engine::Stateful { max_states: None };
+        let o = sc.spec.explore(e, &Options::default());
+        let st = o.stats.expect("the stateful engine reports its figures");
+        eprintln!("stateful_states/{label}: {} states, {} transitions, {} executions", st.states, st.transitions, o.executions);
+        g.throughput(Throughput::Elements(st.states));
+        g.bench_function(label, |b| b.iter(|| sc.spec.explore(e, &Options::default())));
+    }
+    g.finish();
+}
+
 fn throughput(c: &mut Criterion) {
     group(
         c,
@@ -74,5 +97,5 @@ fn throughput(c: &mut Criterion) {
     group(c, "checker_large_compaction_7threads", "compaction/fatal-fix-pct-large.toml", None);
 }
 
-criterion_group!(benches, throughput);
+criterion_group!(benches, throughput, stateful);
 criterion_main!(benches);
