@@ -3,7 +3,7 @@
 
 use core::fmt;
 
-use super::Mode;
+use super::{Mode, Order};
 use crate::event::{Event as Ev, LockName};
 use crate::model::ProtoEvent;
 
@@ -110,8 +110,8 @@ impl IsolateMigrate {
 /// One event of the compaction protocol.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Event {
-    /// `compact_zone()` starts, in migration mode `mode`.
-    CompactStart { mode: Mode },
+    /// `compact_zone()` starts, in migration mode `mode`, for `order`.
+    CompactStart { mode: Mode, order: Order },
     /// An async `compact_lock_irqsave` (or, before cb2dcaf023, `compact_trylock_irqsave`)
     /// found the lock contended and recorded it.
     LockContended { lock: LockName },
@@ -201,7 +201,10 @@ impl fmt::Display for Event {
     /// The event in kernel terms, one race-diagram cell.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
-            Event::CompactStart { mode } => write!(f, "compact_zone() starts ({mode})"),
+            Event::CompactStart { mode, order: Order::Pageblock } => write!(f, "compact_zone() starts ({mode})"),
+            Event::CompactStart { mode, order: Order::CompactMemory } => {
+                write!(f, "compact_zone() starts ({mode}, order -1: compact_memory)")
+            }
             Event::LockContended { lock } => write!(f, "{lock} contended"),
             Event::ContendedSet { why } => write!(f, "cc->contended = true ({why})"),
             Event::ContendedCleared => write!(f, "cc->contended = false!"),
