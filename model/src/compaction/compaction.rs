@@ -347,6 +347,12 @@ fn isolate_migratepages_block<P: PlatformFor<Event>>(
     let mut low_pfn = start_pfn;
     let mut locked = false;
     let mut aborted = false;
+    // Pages isolated by this call.
+    let mut nr_isolated = 0u32;
+    // "if (cc->direct_compaction && (cc->mode == MIGRATE_ASYNC))": every pageblock-order
+    // compactor is a direct compactor; with cc->order == pageblock_order, next_skip_pfn is the
+    // end of this pageblock, so the check at the loop head never fires inside it.
+    let skip_on_failure = cc.mode == Mode::Async && cc.order == Order::Pageblock;
     while low_pfn < end_pfn {
         // "Periodically drop the lock (if held) regardless of its contention, to give chance
         // to IRQs. Abort async compaction if contended." (after 670105a25608: "Abort
@@ -366,10 +372,29 @@ fn isolate_migratepages_block<P: PlatformFor<Event>>(
             break;
         }
         let i = k.page_index(low_pfn);
+        if cc.pages[i] == PageState::Unmovable && skip_on_failure {
+            // !PageLRU() and not movable: isolate_fail. Async direct compaction
+            // (skip_on_failure) gives up the rest of the cc->order block: "We have isolated
+            // some pages, but then failed. Release them instead of migrating, as we cannot
+            // form the cc->order buddy page anyway." Then low_pfn = next_skip_pfn - 1, and the
+            // loop's increment takes it to the end of the pageblock.
+            let put_back = nr_isolated;
+            if nr_isolated > 0 {
+                if locked {
+                    spin_unlock(cur, lru_lock);
+                    locked = false;
+                }
+                putback_movable_pages(|pfn| k.page_index(pfn), cc);
+                cc.nr_migratepages = 0;
+                nr_isolated = 0;
+            }
+            cur.emit(Event::SkipOnFailure { pfn: low_pfn, put_back });
+            low_pfn = end_pfn;
+            continue;
+        }
         if cc.pages[i] != PageState::Lru {
-            // PageBuddy(): skip the free page (order 0). !PageLRU() and not movable (an
-            // unmovable page): isolate_fail, skip it (not async direct compaction's
-            // skip_on_failure: see below). Nothing else can be found here.
+            // PageBuddy(): skip the free page (order 0). An unmovable page in any other mode:
+            // isolate_fail without skip_on_failure, skip it. Nothing else can be found here.
             low_pfn += 1;
             continue;
         }
@@ -388,6 +413,7 @@ fn isolate_migratepages_block<P: PlatformFor<Event>>(
         cc.pages[i] = PageState::IsolatedMigrate;
         cc.migratepages.insert(0, low_pfn);
         cc.nr_migratepages += 1;
+        nr_isolated += 1;
         cur.emit(Event::Isolated { free: false, pfn: low_pfn, pages: 1 });
         // "Avoid isolating too much unless this block is being rescanned (e.g. dirty/writeback
         // pages, parallel allocation) or a lock is contended." (the contended part: cb2dcaf023)

@@ -124,6 +124,10 @@ pub enum Event {
     /// The migration block scanner aborted inside pageblock `block`, at `pfn`, leaving the
     /// rest of the block unscanned (a stop at COMPACT_CLUSTER_MAX is not an abort).
     BlockAbandoned { block: u32, pfn: u32 },
+    /// Async direct compaction met a page it cannot isolate (an unmovable page) at `pfn`:
+    /// `isolate_fail` with `skip_on_failure` puts back the `put_back` pages this call isolated
+    /// and skips the rest of the pageblock.
+    SkipOnFailure { pfn: u32, put_back: u32 },
     /// The migration scanner isolated COMPACT_CLUSTER_MAX pages and stops, to resume at `pfn`.
     ClusterMaxStop { pfn: u32 },
     /// `migrate_pages()` migrated `pages` pages; `enomem`: it then failed with `-ENOMEM`
@@ -210,6 +214,9 @@ impl fmt::Display for Event {
             Event::ContendedCleared => write!(f, "cc->contended = false!"),
             Event::BlockFinished { block } => write!(f, "pageblock {block} finished"),
             Event::BlockAbandoned { block, pfn } => write!(f, "pageblock {block} ABANDONED at pfn {pfn}"),
+            Event::SkipOnFailure { pfn, put_back } => {
+                write!(f, "isolate_fail at pfn {pfn}: put back {put_back}, skip to pageblock end")
+            }
             Event::ClusterMaxStop { pfn } => write!(f, "COMPACT_CLUSTER_MAX isolated: stop at pfn {pfn}"),
             Event::Migrated { pages, enomem: false } => write!(f, "migrate_pages: {pages} migrated"),
             Event::Migrated { pages, enomem: true } => write!(f, "migrate_pages: {pages} migrated, then -ENOMEM"),
