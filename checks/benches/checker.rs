@@ -73,7 +73,10 @@ fn stateful(c: &mut Criterion) {
         let e = Engine::Stateful { max_states: None };
         let o = sc.spec.explore(e, &Options::default());
         let st = o.stats.expect("the stateful engine reports its figures");
-        eprintln!("stateful_states/{label}: {} states, {} transitions, {} executions", st.states, st.transitions, o.executions);
+        eprintln!(
+            "stateful_states/{label}: {} states, {} transitions, {} executions",
+            st.states, st.transitions, o.executions
+        );
         g.throughput(Throughput::Elements(st.states));
         g.bench_function(label, |b| b.iter(|| sc.spec.explore(e, &Options::default())));
     }

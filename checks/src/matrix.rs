@@ -207,11 +207,12 @@ mod tests {
                 compaction::Config {
                     variant: compaction::Variant::FatalFix,
                     mutation: None,
-                    roles: vec![compaction::Role::Compactor { mode }],
+                    roles: vec![compaction::Role::compactor(mode)],
                     pageblocks: 2,
                     pages_per_block: 2,
                     swap_cluster_max: 1,
                     compact_cluster_max: 1,
+                    unmovable_per_block: 0,
                 },
             )
         };

@@ -5,7 +5,7 @@ use std::any::Any;
 use std::fmt;
 use std::sync::Arc;
 
-use mmmodel::event::Event;
+use mmmodel::event::{Event, KernelEvent};
 use mmmodel::ghost::Pid;
 use mmmodel::model::ProtoEvent;
 
@@ -84,6 +84,11 @@ impl Trace {
                     out.push_str(mark);
                     out.push_str(&line[1..]);
                 }
+                // A wrapped cell's continuation row belongs to the row above it.
+                None if marked && n >= 2 && line.starts_with(' ') && !line.trim().is_empty() => {
+                    out.push('~');
+                    out.push_str(&line[1..]);
+                }
                 _ => out.push_str(line),
             }
             out.push('\n');
@@ -113,11 +118,23 @@ impl fmt::Debug for Trace {
     }
 }
 
-/// Widest a column may be before its cells are cut.
-const MAX_COL: usize = 54;
+/// Widest a column may be: a longer cell is wrapped onto continuation rows (at a space, the
+/// continuation indented by two), never cut, so no part of an event is lost.
+const MAX_COL: usize = 64;
+
+/// The prefix of the cells of a task after it "sleeps forever: nobody left to wake it".
+/// In the kernel that task would stay asleep; the checker lets it go on so that the
+/// execution can end, and what it does then is the harness's, not the kernel's.
+pub const HARNESS: &str = "(harness) ";
+
+/// The line under a diagram that has [`HARNESS`] cells.
+const HARNESS_LEGEND: &str =
+    "(harness): after \"sleeps forever\" the kernel task stays asleep; the rows so marked are \
+                              the checker letting it finish so that the execution can end";
 
 /// Render `events` as a race diagram. Rows are numbered by their index in the full trace
 /// (the `#n` in violation messages); `verbose` also shows detail events (wait-queue locks).
+/// A task's events after its `SleptForever` are marked [`HARNESS`], and a legend says so.
 pub fn race_diagram<E: ProtoEvent>(
     comms: &[String],
     events: &[(Pid, Event<E>)],
@@ -125,15 +142,30 @@ pub fn race_diagram<E: ProtoEvent>(
     verbose: bool,
 ) -> String {
     let marks: Vec<usize> = violations.iter().filter_map(|v| v.at).collect();
-    let rows: Vec<(usize, Pid, String)> = events
-        .iter()
-        .enumerate()
-        .filter(|(i, (_, e))| verbose || !e.is_detail() || marks.contains(i))
-        .map(|(i, (p, e))| (i, *p, e.to_string()))
-        .collect();
+    // Which tasks are past their "sleeps forever", event by event (over every event, shown or
+    // not).
+    let mut asleep = vec![false; comms.len()];
+    let mut harness_rows = false;
+    let mut rows: Vec<(usize, Pid, Vec<String>)> = Vec::new();
+    for (i, (p, e)) in events.iter().enumerate() {
+        let harness = asleep.get(*p).copied().unwrap_or(false);
+        if matches!(e, Event::Kernel(KernelEvent::SleptForever)) {
+            if let Some(a) = asleep.get_mut(*p) {
+                *a = true;
+            }
+        }
+        if !(verbose || !e.is_detail() || marks.contains(&i)) {
+            continue;
+        }
+        let text = if harness { format!("{HARNESS}{e}") } else { e.to_string() };
+        harness_rows |= harness;
+        rows.push((i, *p, wrap(&text, MAX_COL)));
+    }
     let mut width: Vec<usize> = comms.iter().enumerate().map(|(p, c)| format!("T{p} {c}").chars().count()).collect();
-    for (_, p, s) in &rows {
-        width[*p] = width[*p].max(s.chars().count().min(MAX_COL));
+    for (_, p, lines) in &rows {
+        for l in lines {
+            width[*p] = width[*p].max(l.chars().count());
+        }
     }
     let mut out = String::new();
     let num_w = events.len().to_string().len().max(2);
@@ -151,15 +183,24 @@ pub fn race_diagram<E: ProtoEvent>(
     }
     out.push_str(rule.trim_end());
     out.push('\n');
-    for (i, p, s) in rows {
-        let mark = if marks.contains(&i) { ">" } else { " " };
-        let mut line = format!("{mark} {i:>num_w$}  ");
-        for (q, w) in width.iter().enumerate() {
-            let cell = if q == p { cut(&s, *w) } else { String::new() };
-            line.push_str(&pad(&cell, *w));
-            line.push_str("  ");
+    for (i, p, lines) in rows {
+        for (n, cell) in lines.iter().enumerate() {
+            let mut line = if n == 0 {
+                let mark = if marks.contains(&i) { ">" } else { " " };
+                format!("{mark} {i:>num_w$}  ")
+            } else {
+                format!("  {:>num_w$}  ", "")
+            };
+            for (q, w) in width.iter().enumerate() {
+                line.push_str(&pad(if q == p { cell } else { "" }, *w));
+                line.push_str("  ");
+            }
+            out.push_str(line.trim_end());
+            out.push('\n');
         }
-        out.push_str(line.trim_end());
+    }
+    if harness_rows {
+        out.push_str(HARNESS_LEGEND);
         out.push('\n');
     }
     out
@@ -174,13 +215,28 @@ fn pad(s: &str, w: usize) -> String {
     }
 }
 
-fn cut(s: &str, w: usize) -> String {
-    if s.chars().count() <= w {
-        s.to_string()
-    } else {
-        let mut t: String = s.chars().take(w.saturating_sub(1)).collect();
-        t.push('…');
-        t
+/// `s` in lines of at most `w` characters, broken at spaces where possible (a word longer
+/// than a line is split); continuation lines are indented by two spaces.
+fn wrap(s: &str, w: usize) -> Vec<String> {
+    let w = w.max(8);
+    let mut out = Vec::new();
+    let mut rest: Vec<char> = s.chars().collect();
+    let mut indent = "";
+    loop {
+        let room = w - indent.len();
+        if rest.len() <= room {
+            out.push(format!("{indent}{}", rest.iter().collect::<String>()));
+            return out;
+        }
+        // The last space that keeps the line within `room` (not at the start).
+        let cut = (1..=room).rev().find(|&k| rest[k] == ' ');
+        let (line, next) = match cut {
+            Some(k) => (rest[..k].iter().collect::<String>(), k + 1),
+            None => (rest[..room].iter().collect::<String>(), room),
+        };
+        out.push(format!("{indent}{line}"));
+        rest = rest[next..].to_vec();
+        indent = "  ";
     }
 }
 
@@ -282,8 +338,71 @@ fn fingerprint(spec: &dyn AnySpec, engine: Engine) -> u32 {
 
 #[cfg(test)]
 mod tests {
-    use super::ReplayToken;
+    use mmmodel::event::{Event, KernelEvent as K, LockName, Wq};
+    use mmmodel::model::ProtoEvent;
+
+    use super::{race_diagram, wrap, ReplayToken, HARNESS, MAX_COL};
     use crate::engine::Replay;
+    use crate::monitor::Violation;
+
+    /// A protocol with one event, its text as given.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    struct Say(&'static str);
+    impl std::fmt::Display for Say {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str(self.0)
+        }
+    }
+    impl ProtoEvent for Say {}
+
+    #[test]
+    fn a_long_cell_is_wrapped_not_cut() {
+        assert_eq!(wrap("short", 64), vec!["short"]);
+        let long = "wake_up_interruptible(kswapd_contended_wait): queue EMPTY and a few more words to wrap";
+        let lines = wrap(long, 50);
+        assert!(lines.len() > 1 && lines.iter().all(|l| l.chars().count() <= 50), "{lines:?}");
+        assert!(lines[1..].iter().all(|l| l.starts_with("  ")), "{lines:?}");
+        let joined: Vec<&str> = lines.iter().map(|l| l.trim()).collect();
+        assert_eq!(joined.join(" "), long, "nothing lost");
+        // A word longer than the line is split, not lost.
+        let word = "x".repeat(100);
+        assert_eq!(wrap(&word, 40).iter().map(|l| l.trim()).collect::<String>(), word);
+        let comms = vec!["a".to_string()];
+        let text = "wake_up_interruptible(kswapd_contended_wait): queue EMPTY, then a long tail of words";
+        let leaked: &'static str = Box::leak(text.to_string().into_boxed_str());
+        let d = race_diagram(&comms, &[(0, Event::Proto(Say(leaked)))], &[], false);
+        assert!(!d.contains('…'), "{d}");
+        assert!(d.lines().all(|l| l.chars().count() <= MAX_COL + 8), "{d}");
+        assert!(d.contains("queue EMPTY,"), "{d}");
+    }
+
+    #[test]
+    fn after_sleeps_forever_the_sleepers_rows_are_the_harnesss() {
+        let comms = vec!["kswapd0".to_string(), "kswapd1".to_string()];
+        let lock = LockName::Lock("tree_lock");
+        let events: Vec<(usize, Event<Say>)> = vec![
+            (1, Event::Kernel(K::Schedule { timeout: 10 })),
+            (0, Event::Proto(Say("kswapd0 goes to sleep"))),
+            (1, Event::Kernel(K::SleptForever)),
+            (1, Event::Kernel(K::FinishWait { wq: Wq("kswapd_contended_wait") })),
+            (1, Event::Kernel(K::LockAcquired { lock, trylock: false })),
+            (0, Event::Proto(Say("after"))),
+        ];
+        let v = Violation::new(mmmodel::reclaim::Invariant::NoLostWakeup, Some(2), "lost".into());
+        let d = race_diagram(&comms, &events, &[v], false);
+        let row = |n: usize| {
+            d.lines().find(|l| l.trim_start_matches('>').trim_start().starts_with(&format!("{n} "))).unwrap()
+        };
+        assert!(!row(2).contains(HARNESS), "the sleep itself is the kernel's: {d}");
+        assert!(row(3).contains(&format!("{HARNESS}finish_wait(kswapd_contended_wait)")), "{d}");
+        assert!(row(4).contains(&format!("{HARNESS}spin_lock(tree_lock)")), "{d}");
+        // Only the sleeper's column.
+        assert!(!row(1).contains(HARNESS) && !row(5).contains(HARNESS), "{d}");
+        assert!(d.trim_end().lines().last().unwrap().starts_with("(harness): "), "{d}");
+        // No sleeper, no legend.
+        let d = race_diagram(&comms, &events[..2], &[], false);
+        assert!(!d.contains("(harness)"), "{d}");
+    }
 
     #[test]
     fn tokens_round_trip_and_reject_garbage() {

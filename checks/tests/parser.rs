@@ -58,6 +58,26 @@ fn the_first_drafts_lock_spellings_still_parse() {
 }
 
 #[test]
+fn a_compact_memory_compactor_is_sync_and_a_fragmented_zone_is_a_param() {
+    let text = |mode: &str, unmovable: &str| {
+        format!(
+            "model = \"compaction\"\nvariant = \"fatal-fix\"\n[[thread]]\nrole = \"compactor\"\n\
+             order = \"compact-memory\"\n{mode}[[thread]]\nrole = \"killer\"\n[params]\npages_per_block = 4\n\
+             {unmovable}[explore]\nengine = \"loom\"\n[expect]\nverdict = \"pass\"\nreaches = [\"fatal-seen\"]\n"
+        )
+    };
+    let sc = parse(Path::new("m.toml"), &text("", "unmovable_per_block = 3\n")).expect("compact-memory, sync");
+    assert_eq!(sc.spec.comms()[0], "compact_memory(sync)");
+    parse(Path::new("m.toml"), &text("mode = \"sync\"\n", "")).expect("an explicit sync mode");
+    let e = err(&text("mode = \"async\"\n", ""));
+    assert_eq!((e.line, e.field.as_deref()), (Some(6), Some("thread[0].mode")));
+    assert!(e.message.contains("MIGRATE_SYNC") && e.message.contains("\"async\""), "{e}");
+    let e = err(&text("", "unmovable_per_block = 4\n"));
+    assert_eq!((e.line, e.field.as_deref()), (Some(10), Some("params.unmovable_per_block")));
+    assert!(e.message.contains("out of range 0..=3"), "{e}");
+}
+
+#[test]
 fn errors_name_file_line_and_field() {
     let e = err(&GOOD.replace("variant = \"recheck\"", "variant = \"recheck-v9\""));
     assert_eq!(e.line, Some(2));

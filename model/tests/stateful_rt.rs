@@ -855,7 +855,7 @@ fn compaction_cfg() -> mmmodel::compaction::Config {
         variant: Variant::FatalFix,
         mutation: None,
         roles: vec![
-            Role::Compactor { mode: Mode::Async },
+            Role::compactor(Mode::Async),
             Role::LockHolder { lock: HeldLock::LruLock, holds: 2 },
             Role::Killer { target: 0 },
             Role::Resched { target: 0 },
@@ -864,6 +864,7 @@ fn compaction_cfg() -> mmmodel::compaction::Config {
         pages_per_block: Config::DEFAULT_PAGES_PER_BLOCK,
         swap_cluster_max: Config::DEFAULT_SWAP_CLUSTER_MAX,
         compact_cluster_max: Config::DEFAULT_COMPACT_CLUSTER_MAX,
+        unmovable_per_block: Config::DEFAULT_UNMOVABLE_PER_BLOCK,
     }
 }
 

@@ -36,6 +36,15 @@ impl Checked for Compaction {
             check: finish_pageblock,
         },
         super::Invariant {
+            id: Invariant::AbortAfterPageblock,
+            statement: "Once an async compactor has recorded contention (cc->contended), it starts no new pageblock: the \
+                        first compact_finished() with the migration scanner at a pageblock-aligned pfn ends the run \
+                        (COMPACT_CONTENDED, or COMPACT_COMPLETE if the scanners met, or COMPACT_SUCCESS if a suitable page \
+                        is free) instead of returning COMPACT_CONTINUE.",
+            exercised_by: &[C::ContendedSet, C::AbortAtBoundary],
+            check: abort_after_pageblock,
+        },
+        super::Invariant {
             id: Invariant::LockReleased,
             statement: "No thread ends holding lru_lock or zone->lock (on any exit path of the block scanners), or takes a \
                         lock it already holds.",
@@ -79,7 +88,7 @@ impl Checked for Compaction {
     fn exercised(inv: &super::Invariant<Self>, cfg: &Config, coverage: &BTreeMap<&'static str, u64>) -> bool {
         let events = inv.exercised_by.iter().all(|e| coverage.get(e.name()).is_some_and(|&n| n > 0));
         let roles = inv.id != Invariant::SyncNotContended
-            || cfg.roles.iter().any(|r| matches!(r, Role::Compactor { mode } if *mode != Mode::Async));
+            || cfg.roles.iter().any(|r| matches!(r, Role::Compactor { mode, .. } if *mode != Mode::Async));
         events && roles
     }
 }
@@ -153,6 +162,48 @@ fn finish_pageblock(exec: &Exec_) -> Vec<Violation> {
                         }
                     }
                 }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// `abort-after-pageblock`: per async compactor, from its first `ContendedSet` on (within one
+/// `compact_zone()`), a `compact_finished()` that returns COMPACT_CONTINUE with `migrate_pfn`
+/// pageblock-aligned is a violation: the next iteration would start scanning a new pageblock.
+/// (Scanners met and a suitable page free end the run with COMPACT_COMPLETE and
+/// COMPACT_SUCCESS, so they are never judged; an earlier end, ISOLATE_ABORT or -ENOMEM, leaves
+/// no such `compact_finished()`.) The online form needs one bit per task: "this async
+/// compactor has recorded contention in its current compact_zone()".
+fn abort_after_pageblock(exec: &Exec_) -> Vec<Violation> {
+    let Some(cfg) = config(exec) else { return Vec::new() };
+    let ppb = cfg.pages_per_block;
+    let mut contended_at: Vec<Option<usize>> = vec![None; cfg.roles.len()];
+    let mut out = Vec::new();
+    for (i, (pid, e)) in exec.events.iter().enumerate() {
+        let pid = *pid;
+        if mode_of(cfg, pid) != Some(Mode::Async) {
+            continue;
+        }
+        match *e {
+            Ev::Proto(CE::CompactStart { .. }) => contended_at[pid] = None,
+            Ev::Proto(CE::ContendedSet { .. }) => contended_at[pid] = contended_at[pid].or(Some(i)),
+            Ev::Proto(CE::CompactFinished { result: CompactResult::Continue, migrate_pfn })
+                if migrate_pfn.is_multiple_of(ppb) =>
+            {
+                let Some(c) = contended_at[pid] else { continue };
+                out.push(Violation::new(
+                    Invariant::AbortAfterPageblock,
+                    Some(i),
+                    format!(
+                        "{} recorded contention (#{c}), yet compact_finished() returns COMPACT_CONTINUE at the \
+                         pageblock-aligned migrate_pfn {migrate_pfn}: it goes on into pageblock {} instead of aborting \
+                         after the pageblock it was scanning",
+                        pid_name(exec, pid),
+                        migrate_pfn / ppb
+                    ),
+                ));
             }
             _ => {}
         }
@@ -318,8 +369,8 @@ mod tests {
     //! miss that holds.
 
     use mmmodel::compaction::{
-        AbortReason, CompactResult, Compaction, Config, ContendedWhy, Event as CE, IsolateMigrate, Mode, Role, Variant,
-        LRU_LOCK,
+        AbortReason, CompactResult, Compaction, Config, ContendedWhy, Event as CE, IsolateMigrate, Mode, Order, Role,
+        Variant, LRU_LOCK,
     };
     use mmmodel::event::{Event as Ev, KernelEvent as K};
 
@@ -333,11 +384,12 @@ mod tests {
         Config {
             variant: Variant::FinishcontendV3,
             mutation: None,
-            roles: vec![Role::Compactor { mode: Mode::Async }, Role::Compactor { mode: Mode::SyncLight }],
+            roles: vec![Role::compactor(Mode::Async), Role::compactor(Mode::SyncLight)],
             pageblocks: 2,
             pages_per_block: 4,
             swap_cluster_max: 2,
             compact_cluster_max: 1,
+            unmovable_per_block: 0,
         }
     }
 
@@ -382,6 +434,51 @@ mod tests {
             super::finish_pageblock
         )
         .is_empty());
+    }
+
+    #[test]
+    fn abort_after_pageblock_forbids_going_on_into_a_new_pageblock_once_contended() {
+        let f = super::abort_after_pageblock;
+        let fin = |pid, result, migrate_pfn| (pid, p(CE::CompactFinished { result, migrate_pfn }));
+        let start = |pid, mode| (pid, p(CE::CompactStart { mode, order: Order::Pageblock }));
+        let contended = (0, p(CE::ContendedSet { why: ContendedWhy::Lock }));
+        // Violated: contended in pageblock 1, then COMPACT_CONTINUE at the aligned pfn 8.
+        let v = check(vec![start(0, Mode::Async), contended.clone(), fin(0, CompactResult::Continue, 8)], f);
+        assert_eq!(v.len(), 1, "{v:?}");
+        assert_eq!(v[0].at, Some(2));
+        assert!(
+            v[0].message.contains("pageblock-aligned migrate_pfn 8") && v[0].message.contains("(#1)"),
+            "{}",
+            v[0].message
+        );
+        // Near misses: COMPACT_CONTINUE at an unaligned pfn (finishing the pageblock) ...
+        assert!(check(vec![contended.clone(), fin(0, CompactResult::Continue, 6)], f).is_empty());
+        // ... the abort at the aligned pfn, or the scanners met / a free page there ...
+        for r in [CompactResult::Contended, CompactResult::Complete, CompactResult::Success] {
+            assert!(check(vec![contended.clone(), fin(0, r, 8)], f).is_empty(), "{r:?}");
+        }
+        // ... COMPACT_CONTINUE at an aligned pfn before the contention was recorded ...
+        assert!(check(
+            vec![fin(0, CompactResult::Continue, 4), contended.clone(), fin(0, CompactResult::Continue, 6)],
+            f
+        )
+        .is_empty());
+        // ... a sync compactor (its cc->contended means a fatal signal; not judged) ...
+        assert!(check(
+            vec![(1, p(CE::ContendedSet { why: ContendedWhy::FatalSignal })), fin(1, CompactResult::Continue, 8)],
+            f
+        )
+        .is_empty());
+        // ... another compactor's contention ...
+        let mut two = cfg();
+        two.roles = vec![Role::compactor(Mode::Async), Role::compactor(Mode::Async)];
+        let events = vec![contended.clone(), fin(1, CompactResult::Continue, 8)];
+        assert!(f(&Exec { cfg: &two, events: &events, fin: &() }).is_empty());
+        // ... and contention of an earlier compact_zone() of the same task.
+        assert!(check(vec![contended.clone(), start(0, Mode::Async), fin(0, CompactResult::Continue, 8)], f).is_empty());
+        // A cleared cc->contended (contended-monotonic's bug) does not excuse it: it was recorded.
+        let cleared = vec![contended, (0, p(CE::ContendedCleared)), fin(0, CompactResult::Continue, 8)];
+        assert_eq!(check(cleared, f).len(), 1);
     }
 
     #[test]

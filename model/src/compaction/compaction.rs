@@ -21,8 +21,10 @@
 //!   free page, so `isolate_fail`/`skip_on_failure` and the `-EAGAIN` paths are never taken.
 //!   That is also why MIGRATE_SYNC_LIGHT and MIGRATE_SYNC behave alike here: they differ in
 //!   how dirty and writeback pages are migrated.
-//! * `is_via_compact_memory()` (`/proc/sys/vm/compact_memory`, order -1): every compactor is a
-//!   direct compactor for a pageblock-order allocation (a THP fault).
+//! * Compaction for an order other than pageblock order and -1: a compactor is either a direct
+//!   compactor for a pageblock-order allocation (a THP fault) or, with
+//!   [`Order::CompactMemory`], a write to `/proc/sys/vm/compact_memory` (`compact_node()`:
+//!   order -1, MIGRATE_SYNC, whole zone, skip hints ignored, not a direct compactor).
 //! * The locks that migration itself takes (page lock, `mapping->i_pages`), pagevecs and
 //!   per-cpu page lists: `migrate_pages()` is the compactor's own bookkeeping; a migrated
 //!   source page is free at once (the kernel drains the per-cpu lists at `check_drain` when the
@@ -41,8 +43,8 @@ use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 
 use super::{
-    AbortReason, CompactResult, ContendedWhy, Event, HeldLock, IsolateMigrate, Kernel, Mode, Mutation, PageState,
-    Variant,
+    AbortReason, CompactResult, ContendedWhy, Event, HeldLock, IsolateMigrate, Kernel, Mode, Mutation, Order,
+    PageState, Variant,
 };
 use crate::ghost::Ghost;
 use crate::kernel::sched::{loop_summary, Current};
@@ -56,6 +58,8 @@ use crate::platform::{Atomic, AtomicInt};
 #[derive(Debug, Clone)]
 pub struct CompactControl {
     pub mode: Mode,
+    /// `cc->order`: pageblock order, or -1 for `/proc/sys/vm/compact_memory`.
+    pub order: Order,
     /// `cc->migrate_pfn`: where the migration scanner resumes.
     pub migrate_pfn: u32,
     /// `cc->free_pfn`: where the free scanner resumes.
@@ -347,6 +351,12 @@ fn isolate_migratepages_block<P: PlatformFor<Event>>(
     let mut low_pfn = start_pfn;
     let mut locked = false;
     let mut aborted = false;
+    // Pages isolated by this call.
+    let mut nr_isolated = 0u32;
+    // "if (cc->direct_compaction && (cc->mode == MIGRATE_ASYNC))": every pageblock-order
+    // compactor is a direct compactor; with cc->order == pageblock_order, next_skip_pfn is the
+    // end of this pageblock, so the check at the loop head never fires inside it.
+    let skip_on_failure = cc.mode == Mode::Async && cc.order == Order::Pageblock;
     while low_pfn < end_pfn {
         // "Periodically drop the lock (if held) regardless of its contention, to give chance
         // to IRQs. Abort async compaction if contended." (after 670105a25608: "Abort
@@ -366,8 +376,29 @@ fn isolate_migratepages_block<P: PlatformFor<Event>>(
             break;
         }
         let i = k.page_index(low_pfn);
+        if cc.pages[i] == PageState::Unmovable && skip_on_failure {
+            // !PageLRU() and not movable: isolate_fail. Async direct compaction
+            // (skip_on_failure) gives up the rest of the cc->order block: "We have isolated
+            // some pages, but then failed. Release them instead of migrating, as we cannot
+            // form the cc->order buddy page anyway." Then low_pfn = next_skip_pfn - 1, and the
+            // loop's increment takes it to the end of the pageblock.
+            let put_back = nr_isolated;
+            if nr_isolated > 0 {
+                if locked {
+                    spin_unlock(cur, lru_lock);
+                    locked = false;
+                }
+                putback_movable_pages(|pfn| k.page_index(pfn), cc);
+                cc.nr_migratepages = 0;
+                nr_isolated = 0;
+            }
+            cur.emit(Event::SkipOnFailure { pfn: low_pfn, put_back });
+            low_pfn = end_pfn;
+            continue;
+        }
         if cc.pages[i] != PageState::Lru {
-            // PageBuddy(): skip the free page (order 0). Nothing else can be found here.
+            // PageBuddy(): skip the free page (order 0). An unmovable page in any other mode:
+            // isolate_fail without skip_on_failure, skip it. Nothing else can be found here.
             low_pfn += 1;
             continue;
         }
@@ -386,6 +417,7 @@ fn isolate_migratepages_block<P: PlatformFor<Event>>(
         cc.pages[i] = PageState::IsolatedMigrate;
         cc.migratepages.insert(0, low_pfn);
         cc.nr_migratepages += 1;
+        nr_isolated += 1;
         cur.emit(Event::Isolated { free: false, pfn: low_pfn, pages: 1 });
         // "Avoid isolating too much unless this block is being rescanned (e.g. dirty/writeback
         // pages, parallel allocation) or a lock is contended." (the contended part: cb2dcaf023)
@@ -471,7 +503,7 @@ fn isolate_freepages_block<P: PlatformFor<Event>>(
         }
         let i = k.page_index(blockpfn);
         if cc.pages[i] != PageState::Buddy {
-            // isolate_fail: not a free page.
+            // isolate_fail: not a free page (in use, isolated or unmovable).
             blockpfn += 1;
             continue;
         }
@@ -634,7 +666,11 @@ fn __compact_finished<P: PlatformFor<Event>>(
         cur.emit(Event::ScannersMet);
         return CompactResult::Complete;
     }
-    // is_via_compact_memory(cc->order): false (module docs).
+    // "Compaction run completes if the migrate and free scanner meet" is all that ends a
+    // compaction for /proc/sys/vm/compact_memory: is_via_compact_memory(cc->order).
+    if cc.order == Order::CompactMemory {
+        return CompactResult::Continue;
+    }
     if k.mutated(cur, Mutation::ContendedSkipsAlignment) && cc.contended {
         return CompactResult::Contended;
     }
@@ -649,7 +685,8 @@ fn __compact_finished<P: PlatformFor<Event>>(
     }
     let mut ret = CompactResult::NoSuitablePage;
     // cb2dcaf023: the contended test moves here, after the alignment check.
-    if finishes && (cc.contended || fatal_signal_pending(k, cur)) {
+    if finishes && !k.mutated(cur, Mutation::BoundaryIgnoresContended) && (cc.contended || fatal_signal_pending(k, cur))
+    {
         ret = CompactResult::Contended;
     }
     ret
@@ -684,14 +721,21 @@ fn loop_fingerprint<P: PlatformFor<Event>>(k: &Kernel<P>, cur: &Current<P>, cont
     loop_summary(context, 1, h.finish())
 }
 
-/// `compact_zone(cc, capc)` for a direct compactor of the whole zone in `mode`, allocating at
-/// pageblock order. Returns its result, or `None` when the checker stopped a loop that could
-/// not end (it has recorded the `progress` violation).
-pub fn compact_zone<P: PlatformFor<Event>>(k: &Kernel<P>, cur: &Current<P>, mode: Mode) -> Option<CompactResult> {
+/// `compact_zone(cc, capc)` of the whole zone in `mode`: a direct compactor allocating at
+/// pageblock order, or (`Order::CompactMemory`) `compact_node()`'s compaction for
+/// `/proc/sys/vm/compact_memory`. Returns its result, or `None` when the checker stopped a
+/// loop that could not end (it has recorded the `progress` violation).
+pub fn compact_zone<P: PlatformFor<Event>>(
+    k: &Kernel<P>,
+    cur: &Current<P>,
+    mode: Mode,
+    order: Order,
+) -> Option<CompactResult> {
     let cfg = &k.cfg;
     let idx = |pfn: u32| k.page_index(pfn);
     let mut cc = CompactControl {
         mode,
+        order,
         migrate_pfn: cfg.zone_start_pfn(),
         free_pfn: k.pageblock_start_pfn(cfg.zone_end_pfn() - 1),
         contended: false,
@@ -703,7 +747,7 @@ pub fn compact_zone<P: PlatformFor<Event>>(k: &Kernel<P>, cur: &Current<P>, mode
         pages: (cfg.zone_start_pfn()..cfg.zone_end_pfn()).map(|pfn| cfg.initial_page(pfn)).collect(),
         shown: None,
     };
-    cur.emit(Event::CompactStart { mode });
+    cur.emit(Event::CompactStart { mode, order });
     cc.note_scanners(cur);
     let mut last_migrated_pfn = 0u32;
     let context = cur.loop_context();
@@ -765,8 +809,12 @@ pub fn compact_zone<P: PlatformFor<Event>>(k: &Kernel<P>, cur: &Current<P>, mode
         }
         // check_drain: "Has the migration scanner moved away from the previous cc->order
         // aligned block where we migrated from?" (lru_add_drain_cpu(), drain_local_pages():
-        // the model frees migrated pages at once, see the module docs.)
-        if last_migrated_pfn != 0 && last_migrated_pfn < k.pageblock_start_pfn(cc.migrate_pfn) {
+        // the model frees migrated pages at once, see the module docs.) Only for cc->order > 0:
+        // compact_memory's order -1 never drains, and never forgets last_migrated_pfn here.
+        if order == Order::Pageblock
+            && last_migrated_pfn != 0
+            && last_migrated_pfn < k.pageblock_start_pfn(cc.migrate_pfn)
+        {
             last_migrated_pfn = 0;
         }
         if LoopState::of(&cc, last_migrated_pfn) == before {

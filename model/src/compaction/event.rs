@@ -3,7 +3,7 @@
 
 use core::fmt;
 
-use super::Mode;
+use super::{Mode, Order};
 use crate::event::{Event as Ev, LockName};
 use crate::model::ProtoEvent;
 
@@ -110,8 +110,8 @@ impl IsolateMigrate {
 /// One event of the compaction protocol.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Event {
-    /// `compact_zone()` starts, in migration mode `mode`.
-    CompactStart { mode: Mode },
+    /// `compact_zone()` starts, in migration mode `mode`, for `order`.
+    CompactStart { mode: Mode, order: Order },
     /// An async `compact_lock_irqsave` (or, before cb2dcaf023, `compact_trylock_irqsave`)
     /// found the lock contended and recorded it.
     LockContended { lock: LockName },
@@ -124,6 +124,10 @@ pub enum Event {
     /// The migration block scanner aborted inside pageblock `block`, at `pfn`, leaving the
     /// rest of the block unscanned (a stop at COMPACT_CLUSTER_MAX is not an abort).
     BlockAbandoned { block: u32, pfn: u32 },
+    /// Async direct compaction met a page it cannot isolate (an unmovable page) at `pfn`:
+    /// `isolate_fail` with `skip_on_failure` puts back the `put_back` pages this call isolated
+    /// and skips the rest of the pageblock.
+    SkipOnFailure { pfn: u32, put_back: u32 },
     /// The migration scanner isolated COMPACT_CLUSTER_MAX pages and stops, to resume at `pfn`.
     ClusterMaxStop { pfn: u32 },
     /// `migrate_pages()` migrated `pages` pages; `enomem`: it then failed with `-ENOMEM`
@@ -201,12 +205,18 @@ impl fmt::Display for Event {
     /// The event in kernel terms, one race-diagram cell.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
-            Event::CompactStart { mode } => write!(f, "compact_zone() starts ({mode})"),
+            Event::CompactStart { mode, order: Order::Pageblock } => write!(f, "compact_zone() starts ({mode})"),
+            Event::CompactStart { mode, order: Order::CompactMemory } => {
+                write!(f, "compact_zone() starts ({mode}, order -1: compact_memory)")
+            }
             Event::LockContended { lock } => write!(f, "{lock} contended"),
             Event::ContendedSet { why } => write!(f, "cc->contended = true ({why})"),
             Event::ContendedCleared => write!(f, "cc->contended = false!"),
             Event::BlockFinished { block } => write!(f, "pageblock {block} finished"),
             Event::BlockAbandoned { block, pfn } => write!(f, "pageblock {block} ABANDONED at pfn {pfn}"),
+            Event::SkipOnFailure { pfn, put_back } => {
+                write!(f, "isolate_fail at pfn {pfn}: put back {put_back}, skip to pageblock end")
+            }
             Event::ClusterMaxStop { pfn } => write!(f, "COMPACT_CLUSTER_MAX isolated: stop at pfn {pfn}"),
             Event::Migrated { pages, enomem: false } => write!(f, "migrate_pages: {pages} migrated"),
             Event::Migrated { pages, enomem: true } => write!(f, "migrate_pages: {pages} migrated, then -ENOMEM"),

@@ -113,6 +113,17 @@ crate::named! {
 }
 
 crate::named! {
+    /// The allocation order a compactor compacts for (`cc->order`).
+    pub enum Order {
+        /// `pageblock_order`: a direct compactor for a huge page (a THP fault), the default.
+        Pageblock = "pageblock",
+        /// Order -1 (`is_via_compact_memory()`): a write to `/proc/sys/vm/compact_memory`,
+        /// `compact_node()` compacting the whole zone in MIGRATE_SYNC, never for an allocation.
+        CompactMemory = "compact-memory",
+    }
+}
+
+crate::named! {
     /// Which lock a lock-holder takes.
     pub enum HeldLock {
         /// `pgdat->lru_lock` (`zone_lru_lock(zone)`): a task adding pages to the LRU
@@ -138,6 +149,7 @@ crate::named! {
     pub enum Invariant {
         Progress = "progress",
         FinishPageblock = "finish-pageblock",
+        AbortAfterPageblock = "abort-after-pageblock",
         LockReleased = "lock-released",
         ContendedMonotonic = "contended-monotonic",
         SyncNotContended = "sync-not-contended",
@@ -148,9 +160,11 @@ crate::named! {
 /// A thread of a compaction scenario.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Role {
-    /// A task in direct compaction: one `compact_zone()` of the zone at `mode`, for an
-    /// allocation of pageblock order (a THP fault).
-    Compactor { mode: Mode },
+    /// A task in compaction: one `compact_zone()` of the whole zone at `mode`. With
+    /// [`Order::Pageblock`], a direct compactor for an allocation of pageblock order (a THP
+    /// fault); with [`Order::CompactMemory`], a task writing to `/proc/sys/vm/compact_memory`
+    /// (`compact_node()`: order -1, always [`Mode::Sync`]).
+    Compactor { mode: Mode, order: Order },
     /// A task that takes `lock` `holds` times and does that lock's work under it.
     LockHolder { lock: HeldLock, holds: u32 },
     /// Sends SIGKILL to task `target` (a compactor) at a point the explorer chooses.
@@ -163,9 +177,13 @@ pub enum Role {
 impl Role {
     pub fn mode(&self) -> Option<Mode> {
         match *self {
-            Role::Compactor { mode } => Some(mode),
+            Role::Compactor { mode, .. } => Some(mode),
             _ => None,
         }
+    }
+    /// A direct compactor at pageblock order in `mode` (the default order).
+    pub fn compactor(mode: Mode) -> Role {
+        Role::Compactor { mode, order: Order::Pageblock }
     }
 }
 
@@ -185,6 +203,10 @@ pub struct Config {
     /// `COMPACT_CLUSTER_MAX` (32): the migration scanner stops after isolating this many pages
     /// unless it is rescanning (or, after cb2dcaf023, contended).
     pub compact_cluster_max: u32,
+    /// Pages per pageblock that are neither on the LRU nor free (unmovable kernel
+    /// allocations): both scanners skip them and migration cannot move them, so a pageblock
+    /// with one never becomes free. The last `unmovable_per_block` pages of every pageblock.
+    pub unmovable_per_block: u32,
 }
 
 impl Config {
@@ -192,6 +214,7 @@ impl Config {
     pub const DEFAULT_PAGES_PER_BLOCK: u32 = 2;
     pub const DEFAULT_SWAP_CLUSTER_MAX: u32 = 1;
     pub const DEFAULT_COMPACT_CLUSTER_MAX: u32 = 1;
+    pub const DEFAULT_UNMOVABLE_PER_BLOCK: u32 = 0;
 
     /// `zone->zone_start_pfn`: the zone starts at pageblock 1, so no pfn of the zone is 0
     /// (0 is the block scanner's "abort" return value, as in the kernel, where no zone starts
@@ -207,7 +230,8 @@ impl Config {
     /// every page in them is movable and on the LRU. The other blocks are migration targets
     /// in which every other page, starting with the first, is free. No pageblock starts
     /// entirely free, so `__compact_finished()` cannot succeed before compaction has emptied
-    /// one.
+    /// one. With `unmovable_per_block = N`, the last N pages of every pageblock (source or
+    /// target) are unmovable instead, so no pageblock can ever become free.
     pub fn source_blocks(&self) -> u32 {
         (self.pageblocks / 2).max(1)
     }
@@ -216,7 +240,9 @@ impl Config {
         let off = pfn - self.zone_start_pfn();
         let block = off / self.pages_per_block;
         let in_block = off % self.pages_per_block;
-        if block < self.source_blocks() || in_block % 2 == 1 {
+        if in_block >= self.pages_per_block - self.unmovable_per_block {
+            PageState::Unmovable
+        } else if block < self.source_blocks() || in_block % 2 == 1 {
             PageState::Lru
         } else {
             PageState::Buddy
@@ -235,6 +261,10 @@ pub enum PageState {
     IsolatedMigrate,
     /// Isolated by the free scanner (on `cc->freepages`).
     IsolatedFree,
+    /// In use and not movable (neither `PageLRU` nor `PageBuddy`, say a slab page): the
+    /// migration scanner and the free scanner both skip it, and it never moves
+    /// (`[params] unmovable_per_block`).
+    Unmovable,
 }
 
 /// Per task: the flags other tasks set on it.
@@ -329,8 +359,8 @@ impl<P: PlatformFor<Event>> Kernel<P> {
                     P::yield_now();
                 }
             }
-            Role::Compactor { mode } => {
-                compaction::compact_zone(self, &cur, mode);
+            Role::Compactor { mode, order } => {
+                compaction::compact_zone(self, &cur, mode, order);
             }
             Role::LockHolder { lock, holds } => compaction::lock_holder(self, &cur, lock, holds),
             Role::Killer { target } => send_sigkill(self, &cur, target),
@@ -371,13 +401,13 @@ pub struct Compaction;
 impl Model for Compaction {
     const NAME: &'static str = "compaction";
     const ROLES: &'static [RoleKind] = &[
-        RoleKind { name: "compactor", keys: &["mode"] },
+        RoleKind { name: "compactor", keys: &["mode", "order"] },
         RoleKind { name: "lock-holder", keys: &["lock", "holds"] },
         RoleKind { name: "killer", keys: &["target"] },
         RoleKind { name: "resched", keys: &["target"] },
     ];
     const PARAMS: &'static [&'static str] =
-        &["pageblocks", "pages_per_block", "swap_cluster_max", "compact_cluster_max"];
+        &["pageblocks", "pages_per_block", "swap_cluster_max", "compact_cluster_max", "unmovable_per_block"];
     const CONTENDED_PATH: &'static [Coverage] =
         &[Coverage::LockContended, Coverage::ContendedSet, Coverage::FatalSeen, Coverage::ReschedSeen];
 
@@ -417,7 +447,8 @@ impl Model for Compaction {
     }
     fn comm(role: &Role) -> String {
         match role {
-            Role::Compactor { mode } => format!("compactor({mode})"),
+            Role::Compactor { mode, order: Order::Pageblock } => format!("compactor({mode})"),
+            Role::Compactor { mode, order: Order::CompactMemory } => format!("compact_memory({mode})"),
             Role::LockHolder { lock: HeldLock::LruLock, .. } => "lru-holder".into(),
             Role::LockHolder { lock: HeldLock::ZoneLock, .. } => "zone-holder".into(),
             Role::Killer { target } => format!("killer(T{target})"),
@@ -442,7 +473,23 @@ impl Model for Compaction {
             Ok(pid)
         };
         Ok(match kind {
-            "compactor" => Role::Compactor { mode: f.named("mode", &[])?.unwrap_or(Mode::Async) },
+            "compactor" => {
+                let order = f.named("order", &[])?.unwrap_or(Order::Pageblock);
+                let mode = f.named::<Mode>("mode", &[])?;
+                match (order, mode) {
+                    (Order::Pageblock, mode) => Role::Compactor { mode: mode.unwrap_or(Mode::Async), order },
+                    (Order::CompactMemory, None | Some(Mode::Sync)) => Role::Compactor { mode: Mode::Sync, order },
+                    (Order::CompactMemory, Some(m)) => {
+                        return Err(f.error(
+                            "mode",
+                            format!(
+                            "a compact-memory compactor runs in MIGRATE_SYNC (compact_node()): mode must be \"sync\" \
+                                 or left out, not \"{m}\""
+                        ),
+                        ))
+                    }
+                }
+            }
             "lock-holder" => {
                 // "lru", "zone" and "zone->lock": the spellings of the scenario format's first draft.
                 let aliases =
@@ -486,8 +533,21 @@ impl Model for Compaction {
         let pfns = (pageblocks * pages_per_block) as i64;
         let compact_cluster_max =
             params.int_or("compact_cluster_max", 1..=pfns, Config::DEFAULT_COMPACT_CLUSTER_MAX)?;
-        let cfg =
-            Config { variant, mutation, roles, pageblocks, pages_per_block, swap_cluster_max, compact_cluster_max };
+        let unmovable_per_block = params.int_or(
+            "unmovable_per_block",
+            0..=pages_per_block as i64 - 1,
+            Config::DEFAULT_UNMOVABLE_PER_BLOCK,
+        )?;
+        let cfg = Config {
+            variant,
+            mutation,
+            roles,
+            pageblocks,
+            pages_per_block,
+            swap_cluster_max,
+            compact_cluster_max,
+            unmovable_per_block,
+        };
         Self::validate(&cfg).map_err(|m| FieldError { field: "thread".into(), message: m })?;
         Ok(cfg)
     }
@@ -521,7 +581,20 @@ impl Model for Compaction {
                 ppb * cfg.pageblocks
             ));
         }
+        if cfg.unmovable_per_block >= ppb {
+            return Err(format!(
+                "unmovable_per_block = {} must be smaller than pages_per_block = {ppb} (a source pageblock needs a movable page)",
+                cfg.unmovable_per_block
+            ));
+        }
         for (pid, r) in cfg.roles.iter().enumerate() {
+            if let Role::Compactor { mode, order: Order::CompactMemory } = *r {
+                if mode != Mode::Sync {
+                    return Err(format!(
+                        "thread {pid}: a compact-memory compactor runs in MIGRATE_SYNC (compact_node()), not {mode}"
+                    ));
+                }
+            }
             if let Role::Killer { target } | Role::Resched { target } = *r {
                 if !matches!(cfg.roles.get(target), Some(Role::Compactor { .. })) {
                     return Err(format!(
@@ -649,6 +722,7 @@ impl Model for Compaction {
 mod tests {
     use super::*;
     use crate::ghost::NoGhost;
+    use crate::model::Named;
     use crate::platform::Std;
 
     fn cfg(roles: Vec<Role>) -> Config {
@@ -660,12 +734,13 @@ mod tests {
             pages_per_block: 4,
             swap_cluster_max: 2,
             compact_cluster_max: 1,
+            unmovable_per_block: 0,
         }
     }
 
     #[test]
     fn validation_refuses_what_the_kernel_cannot_have() {
-        let compactor = Role::Compactor { mode: Mode::Async };
+        let compactor = Role::compactor(Mode::Async);
         assert!(Compaction::validate(&cfg(vec![compactor.clone(), Role::Killer { target: 0 }])).is_ok());
         assert!(Compaction::validate(&cfg(vec![Role::LockHolder { lock: HeldLock::LruLock, holds: 1 }]))
             .unwrap_err()
@@ -679,14 +754,140 @@ mod tests {
         assert!(Compaction::validate(&Config { swap_cluster_max: 8, ..cfg(vec![compactor.clone()]) })
             .unwrap_err()
             .contains("no larger than"));
+        assert!(Compaction::validate(&Config { unmovable_per_block: 4, ..cfg(vec![compactor.clone()]) })
+            .unwrap_err()
+            .contains("smaller than pages_per_block"));
+        assert!(Compaction::validate(&Config { unmovable_per_block: 3, ..cfg(vec![compactor.clone()]) }).is_ok());
         assert!(Compaction::validate(&cfg(vec![compactor, Role::LockHolder { lock: HeldLock::ZoneLock, holds: 0 }]))
             .unwrap_err()
             .contains("at least once"));
+        // compact_node() compacts in MIGRATE_SYNC only.
+        let memory = |mode| Role::Compactor { mode, order: Order::CompactMemory };
+        assert!(Compaction::validate(&cfg(vec![memory(Mode::Sync), Role::Killer { target: 0 }])).is_ok());
+        for mode in [Mode::Async, Mode::SyncLight] {
+            assert!(Compaction::validate(&cfg(vec![memory(mode)])).unwrap_err().contains("MIGRATE_SYNC"));
+        }
+    }
+
+    fn parse_compactor(entries: &[(&str, &str)]) -> Result<Role, FieldError> {
+        let entries = entries.iter().map(|(k, v)| (k.to_string(), crate::model::Value::Str(v.to_string()))).collect();
+        let mut f = Fields::new("thread[0]", entries);
+        Compaction::parse_role("compactor", &mut f, &["compactor"])
+    }
+
+    #[test]
+    fn a_compact_memory_compactor_is_sync_and_refuses_another_mode() {
+        assert_eq!(parse_compactor(&[]).unwrap(), Role::Compactor { mode: Mode::Async, order: Order::Pageblock });
+        assert_eq!(
+            parse_compactor(&[("mode", "sync-light")]).unwrap(),
+            Role::Compactor { mode: Mode::SyncLight, order: Order::Pageblock }
+        );
+        let memory = Role::Compactor { mode: Mode::Sync, order: Order::CompactMemory };
+        assert_eq!(parse_compactor(&[("order", "compact-memory")]).unwrap(), memory);
+        assert_eq!(parse_compactor(&[("order", "compact-memory"), ("mode", "sync")]).unwrap(), memory);
+        for mode in ["async", "sync-light"] {
+            let e = parse_compactor(&[("order", "compact-memory"), ("mode", mode)]).unwrap_err();
+            assert_eq!(e.field, "thread[0].mode");
+            assert!(e.message.contains("MIGRATE_SYNC") && e.message.contains(mode), "{e}");
+        }
+        let e = parse_compactor(&[("order", "huge")]).unwrap_err();
+        assert_eq!(e.field, "thread[0].order");
+        assert!(e.message.contains("pageblock, compact-memory"), "{e}");
+        assert_eq!(Compaction::comm(&memory), "compact_memory(sync)");
+        assert_eq!(Compaction::comm(&Role::compactor(Mode::Async)), "compactor(async)");
+    }
+
+    #[test]
+    fn unmovable_pages_sit_at_the_end_of_every_pageblock_and_keep_every_block_from_becoming_free() {
+        let c = Config { unmovable_per_block: 1, ..cfg(vec![Role::compactor(Mode::Async)]) };
+        let pages: Vec<PageState> = (c.zone_start_pfn()..c.zone_end_pfn()).map(|pfn| c.initial_page(pfn)).collect();
+        use PageState::{Buddy as B, Lru as L, Unmovable as U};
+        // Two source blocks, two target blocks of 4 pages: the last page of each is unmovable.
+        assert_eq!(pages, vec![L, L, L, U, L, L, L, U, B, L, B, U, B, L, B, U]);
+        let c2 = Config { unmovable_per_block: 2, ..c.clone() };
+        let pages2: Vec<PageState> = (c2.zone_start_pfn()..c2.zone_end_pfn()).map(|pfn| c2.initial_page(pfn)).collect();
+        assert_eq!(pages2, vec![L, L, U, U, L, L, U, U, B, L, U, U, B, L, U, U]);
+        // The default (0) is the zone without unmovable pages.
+        let c0 = cfg(vec![Role::compactor(Mode::Async)]);
+        assert!((c0.zone_start_pfn()..c0.zone_end_pfn()).all(|pfn| c0.initial_page(pfn) != U));
+    }
+
+    /// One compactor's `compact_zone()` alone on real threads (no checker), with SIGKILL
+    /// already pending if `killed`.
+    fn compact_alone(c: Config, killed: bool) -> Option<CompactResult> {
+        let k = Kernel::<Std<NoGhost<Event>>>::new(c.clone(), Arc::new(NoGhost::default()));
+        k.flags[0].sigkill.store(killed, Relaxed);
+        let cur = k.sched.enter(0);
+        let Role::Compactor { mode, order } = c.roles[0] else { panic!("thread 0 is a compactor") };
+        compaction::compact_zone(&k, &cur, mode, order)
+    }
+
+    #[test]
+    fn with_unmovable_pages_a_finished_pageblock_is_no_success() {
+        // 4 pageblocks of 2 pages: pageblocks 1 and 2 are the sources. Without unmovable pages,
+        // migrating pfn 2 and 3 frees pageblock 1: COMPACT_SUCCESS at the aligned migrate_pfn 4.
+        // With one unmovable page per pageblock none ever becomes free, and the scanners meet:
+        // COMPACT_COMPLETE.
+        let base = Config {
+            variant: Variant::FinishcontendV3,
+            pageblocks: 4,
+            pages_per_block: 2,
+            swap_cluster_max: 1,
+            ..cfg(vec![Role::compactor(Mode::Async)])
+        };
+        assert_eq!(compact_alone(base.clone(), false), Some(CompactResult::Success));
+        let fragmented = Config { unmovable_per_block: 1, ..base.clone() };
+        assert_eq!(compact_alone(fragmented.clone(), false), Some(CompactResult::Complete));
+        // A killed direct compactor whose first pfn is aligned ends at the first
+        // compact_finished(): its final fatal_signal_pending() test.
+        assert_eq!(compact_alone(fragmented, true), Some(CompactResult::Contended));
+    }
+
+    #[test]
+    fn a_compact_memory_compactor_runs_until_the_scanners_meet_and_a_kill_ends_it_only_before_cb2dcaf023_or_with_the_fix(
+    ) {
+        let memory = |variant| Config {
+            variant,
+            pageblocks: 3,
+            pages_per_block: 2,
+            swap_cluster_max: 1,
+            ..cfg(vec![Role::Compactor { mode: Mode::Sync, order: Order::CompactMemory }])
+        };
+        // A free pageblock is no success for order -1: it compacts until the scanners meet.
+        for v in Variant::ALL {
+            assert_eq!(compact_alone(memory(*v), false), Some(CompactResult::Complete), "{v}");
+        }
+        // Killed: the first-line test before cb2dcaf023, the block scanner's 0 with the fix.
+        // (finishcontend-v3 and resched-not-contention loop for ever: the checker shows it,
+        // scenarios/compaction/*-compact-memory-killer.toml.)
+        assert_eq!(compact_alone(memory(Variant::NorescanV3), true), Some(CompactResult::Contended));
+        assert_eq!(compact_alone(memory(Variant::FatalFix), true), Some(CompactResult::Contended));
+    }
+
+    #[test]
+    fn unmovable_per_block_is_a_param_below_pages_per_block() {
+        let params = |v: i64| {
+            Fields::new(
+                "params",
+                vec![
+                    ("pages_per_block".to_string(), crate::model::Value::Int(4)),
+                    ("unmovable_per_block".to_string(), crate::model::Value::Int(v)),
+                ],
+            )
+        };
+        let roles = || vec![Role::compactor(Mode::Async)];
+        let c = Compaction::configure(Variant::FinishcontendV3, None, roles(), &mut params(3)).unwrap();
+        assert_eq!(c.unmovable_per_block, 3);
+        let e = Compaction::configure(Variant::FinishcontendV3, None, roles(), &mut params(4)).unwrap_err();
+        assert_eq!(e.field, "params.unmovable_per_block");
+        let mut none = Fields::new("params", vec![]);
+        let c = Compaction::configure(Variant::FinishcontendV3, None, roles(), &mut none).unwrap();
+        assert_eq!(c.unmovable_per_block, 0);
     }
 
     #[test]
     fn the_initial_zone_has_movable_sources_below_and_free_pages_above_but_no_free_pageblock() {
-        let c = cfg(vec![Role::Compactor { mode: Mode::Async }]);
+        let c = cfg(vec![Role::compactor(Mode::Async)]);
         assert_eq!((c.zone_start_pfn(), c.zone_end_pfn(), c.source_blocks()), (4, 20, 2));
         let pages: Vec<PageState> = (c.zone_start_pfn()..c.zone_end_pfn()).map(|pfn| c.initial_page(pfn)).collect();
         // Source pageblocks (the lower half): every page on the LRU.

@@ -15,6 +15,7 @@ crate::named! {
         RescanClearsContended = "rescan-clears-contended",
         SyncSetsContended = "sync-sets-contended",
         FreeScannerCrosses = "free-scanner-crosses",
+        BoundaryIgnoresContended = "boundary-ignores-contended",
     }
 }
 
@@ -27,6 +28,7 @@ impl Seeded<Compaction> for Mutation {
             Mutation::RescanClearsContended => Invariant::ContendedMonotonic,
             Mutation::SyncSetsContended => Invariant::SyncNotContended,
             Mutation::FreeScannerCrosses => Invariant::ScannersOrdered,
+            Mutation::BoundaryIgnoresContended => Invariant::AbortAfterPageblock,
         }
     }
 
@@ -46,6 +48,9 @@ impl Seeded<Compaction> for Mutation {
             Mutation::FreeScannerCrosses => {
                 "isolate_freepages() scans down to the zone start instead of stopping above the migration scanner's pageblock."
             }
+            Mutation::BoundaryIgnoresContended => {
+                "__compact_finished() skips its final cc->contended || fatal_signal_pending() test, so a contended async compactor goes on into the next pageblock."
+            }
         }
     }
 
@@ -53,11 +58,17 @@ impl Seeded<Compaction> for Mutation {
         let modes: Vec<Mode> = cfg.roles.iter().filter_map(Role::mode).collect();
         let has = |r: fn(&Role) -> bool| cfg.roles.iter().any(r);
         match self {
-            Mutation::ContendedSkipsAlignment if !cfg.variant.finishes_pageblock() => Err(format!(
-                "it moves the contended test of cb2dcaf023's __compact_finished(), which variant {} does not have",
-                cfg.variant
-            )),
-            Mutation::ContendedSkipsAlignment | Mutation::RescanClearsContended if !modes.contains(&Mode::Async) => {
+            Mutation::ContendedSkipsAlignment | Mutation::BoundaryIgnoresContended
+                if !cfg.variant.finishes_pageblock() =>
+            {
+                Err(format!(
+                    "it changes the contended test of cb2dcaf023's __compact_finished(), which variant {} does not have",
+                    cfg.variant
+                ))
+            }
+            Mutation::ContendedSkipsAlignment | Mutation::RescanClearsContended | Mutation::BoundaryIgnoresContended
+                if !modes.contains(&Mode::Async) =>
+            {
                 Err("it changes what async compaction does with cc->contended, and this file has no async compactor"
                     .into())
             }
