@@ -192,9 +192,10 @@ pub struct Ran<F> {
 /// explorer and real threads (where `start` may delay tasks).
 pub fn run<M: Model, P: PlatformFor<M::Event>>(cfg: &M::Config, ghost: Arc<P::Ghost>, start: &Start) -> Ran<M::Final> {
     let k = Arc::new(M::boot::<P>(cfg, ghost));
-    let names = M::roles(cfg).iter().map(M::comm).collect();
+    let roles = M::roles(cfg);
     let kk = Arc::clone(&k);
-    let cpu_ns = run_tasks::<P, _>(names, start, Arc::new(move |pid| M::run_task(&kk, pid)));
+    let cpu_ns =
+        run_tasks::<P, _>(roles.len(), &|pid| M::comm(&roles[pid]), start, Arc::new(move |pid| M::run_task(&kk, pid)));
     Ran { fin: M::final_state(&k), cpu_ns }
 }
 

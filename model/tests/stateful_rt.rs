@@ -156,7 +156,7 @@ where
     Q::Ghost: Default,
 {
     let ghost = Arc::new(<Q::Ghost as Default>::default());
-    let sched = Arc::new(Sched::<Q>::new(vec!["waiter".into(), "waker".into()], TimerModel::Never, ghost));
+    let sched = Arc::new(Sched::<Q>::new(2, TimerModel::Never, ghost));
     let wq = Arc::new(WaitQueueHead::<Q>::new(Wq("congestion_wqh")));
     let cond = Arc::new(Q::AtomicBool::new(false));
     let task = move |pid: Pid| {
@@ -181,7 +181,7 @@ where
             wake_up(&cur, &wq);
         }
     };
-    run_tasks::<Q, _>(vec!["waiter".into(), "waker".into()], &Start::default(), Arc::new(task));
+    run_tasks::<Q, _>(2, &|pid| ["waiter", "waker"][pid].to_string(), &Start::default(), Arc::new(task));
 }
 
 // ---- choosers -----------------------------------------------------------------------------------

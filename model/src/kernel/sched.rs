@@ -50,8 +50,6 @@ impl TimerModel {
 /// The model's `task_struct`: what a waker needs to reach a task.
 pub struct Task<P: Platform> {
     pub pid: Pid,
-    /// The role's name in traces: `kswapd0`, `writer`, `compactor` …
-    pub comm: String,
     /// `task->state`.
     pub state: P::AtomicU32,
     /// The sleeping state the task last set for itself (owner-only bookkeeping, so that the
@@ -62,10 +60,9 @@ pub struct Task<P: Platform> {
 }
 
 impl<P: Platform> Task<P> {
-    pub fn new(pid: Pid, comm: String) -> Self {
+    pub fn new(pid: Pid) -> Self {
         Task {
             pid,
-            comm,
             state: P::AtomicU32::new(TASK_RUNNING),
             sleep_state: std::sync::atomic::AtomicU32::new(TASK_RUNNING),
             thread: OnceLock::new(),
@@ -86,8 +83,9 @@ pub struct Sched<P: Platform> {
 }
 
 impl<P: Platform> Sched<P> {
-    pub fn new(comms: Vec<String>, timer: TimerModel, ghost: Arc<P::Ghost>) -> Self {
-        let tasks = comms.into_iter().enumerate().map(|(pid, c)| Task::new(pid, c)).collect();
+    /// The scheduler of `tasks` tasks (pids `0..tasks`).
+    pub fn new(tasks: usize, timer: TimerModel, ghost: Arc<P::Ghost>) -> Self {
+        let tasks = (0..tasks).map(Task::new).collect();
         Sched { tasks, timer, ghost }
     }
 
@@ -305,11 +303,11 @@ pub struct Start {
 /// task starts behind a gate, after its delay in `start`, and the CPU time the tasks used
 /// (summed over them) is returned when the platform can measure it.
 pub fn run_tasks<P: Platform, F: Fn(Pid) + Send + Sync + 'static>(
-    names: Vec<String>,
+    n: usize,
+    name: &dyn Fn(Pid) -> String,
     start: &Start,
     task: Arc<F>,
 ) -> Option<u64> {
-    let n = names.len();
     if n == 0 {
         return Some(0);
     }
@@ -341,12 +339,11 @@ pub fn run_tasks<P: Platform, F: Fn(Pid) + Send + Sync + 'static>(
         }
     };
     let body = Arc::new(body);
-    let handles: Vec<P::JoinHandle> = names
-        .into_iter()
-        .enumerate()
-        .take(n - 1)
-        .map(|(pid, name)| {
+    // Only real threads have names (the explorers' tasks are named by their pid in traces).
+    let handles: Vec<P::JoinHandle> = (0..n - 1)
+        .map(|pid| {
             let body = Arc::clone(&body);
+            let name = if P::REAL_THREADS { name(pid) } else { String::new() };
             P::spawn(name, move || body(pid))
         })
         .collect();

@@ -199,8 +199,7 @@ const INITIAL_NRPAGES: u64 = 1 << 20;
 
 impl<P: PlatformFor<Event>> Kernel<P> {
     pub fn new(cfg: Config, ghost: Arc<P::Ghost>) -> Self {
-        let comms = cfg.roles.iter().map(KswapdStall::comm).collect();
-        let sched = Sched::new(comms, cfg.timer, ghost);
+        let sched = Sched::new(cfg.roles.len(), cfg.timer, ghost);
         let pgdat = (0..cfg.nr_nodes() as i32)
             .map(|node_id| Pgdat { node_id, flags: P::AtomicU32::new(0), kswapd_asleep: P::AtomicBool::new(false) })
             .collect();

@@ -11,8 +11,8 @@
 //! summary ([`stateful::reset_local`]); see `mmmodel::platform::stateful` for why both are
 //! needed for the local hashes to stand for the tasks' local states.
 
+use std::cell::{RefCell, RefMut};
 use std::hash::{Hash, Hasher};
-use std::sync::{Mutex, MutexGuard};
 
 use mmmodel::event::Event;
 use mmmodel::ghost::{Ghost, LoopVerdict, Pid, SleepDecision};
@@ -81,6 +81,15 @@ struct Inner<M: Checked> {
     record: Option<Vec<(Pid, Event<M::Event>)>>,
 }
 
+/// Interior mutability for state that only one OS thread ever touches.
+struct OneThread<T>(RefCell<T>);
+
+// SAFETY: the stateful runtime runs every task and the chooser of an execution on the one OS
+// thread that called `stateful::run`, one at a time (it panics if a platform object is used
+// from another thread), and the search that owns the ghost runs on that thread too. So the
+// ghost's state is never touched from two threads, and `RefCell` catches any re-entrant use.
+unsafe impl<T: Send> Sync for OneThread<T> {}
+
 /// The ghost of one execution (reused: [`StatefulGhost::reset`] starts the next).
 pub(crate) struct StatefulGhost<M: Checked> {
     cfg: M::Config,
@@ -88,7 +97,7 @@ pub(crate) struct StatefulGhost<M: Checked> {
     /// Loop heads replace a task's history by the model's loop summary (off: the fingerprint
     /// keeps every task's whole history, the reference the summaries are checked against).
     summaries: bool,
-    inner: Mutex<Inner<M>>,
+    inner: OneThread<Inner<M>>,
 }
 
 impl<M: Checked> StatefulGhost<M> {
@@ -106,11 +115,11 @@ impl<M: Checked> StatefulGhost<M> {
             loops: vec![0; tasks],
             record: None,
         };
-        StatefulGhost { cfg, tasks, summaries, inner: Mutex::new(inner) }
+        StatefulGhost { cfg, tasks, summaries, inner: OneThread(RefCell::new(inner)) }
     }
 
-    fn lock(&self) -> MutexGuard<'_, Inner<M>> {
-        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    fn lock(&self) -> RefMut<'_, Inner<M>> {
+        self.inner.0.borrow_mut()
     }
 
     /// Start a new execution.
