@@ -99,11 +99,15 @@ pub struct Options {
     pub replay: Option<u64>,
     /// Called now and then with (executions so far, seconds so far).
     pub progress: Option<Arc<dyn Fn(u64, f64) + Send + Sync>>,
+    /// Run the online monitors too on every execution and compare them with the trace
+    /// monitors (`monitor::online::agree`): the first execution on which they disagree stops
+    /// the exploration with an error ([`Outcome::error`]) that names it and the difference.
+    pub check_online: bool,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { max_duration: None, shortest_budget: 2_000, replay: None, progress: None }
+        Options { max_duration: None, shortest_budget: 2_000, replay: None, progress: None, check_online: false }
     }
 }
 
@@ -137,8 +141,12 @@ pub struct Outcome {
     pub first_violation: BTreeMap<&'static str, u64>,
     /// Protocol events counted over all explored executions.
     pub coverage: BTreeMap<&'static str, u64>,
-    /// The engine failed (a panic in the model or the explorer).
+    /// The engine failed (a panic in the model or the explorer), or, with
+    /// [`Options::check_online`], the online and trace monitors disagreed on an execution.
     pub error: Option<String>,
+    /// Executions on which the online monitors were compared with the trace monitors (and
+    /// agreed, unless `error` says otherwise).
+    pub online_checked: u64,
 }
 
 /// The panic payload that stops a loom exploration between two executions.
@@ -157,6 +165,9 @@ struct State {
     /// The execution in flight: its index and a way to read its events so far.
     current: Option<(u64, Arc<dyn Fn() -> Trace + Send + Sync>)>,
     last_progress: Instant,
+    online_checked: u64,
+    /// The first disagreement of the online and trace monitors.
+    online_disagreement: Option<String>,
 }
 
 /// Shared by every execution of one exploration.
@@ -186,6 +197,8 @@ impl<M: Checked> Collector<M> {
                 stop: false,
                 current: None,
                 last_progress: now,
+                online_checked: 0,
+                online_disagreement: None,
             }),
         })
     }
@@ -217,6 +230,20 @@ impl<M: Checked> Collector<M> {
     pub fn current_events(&self) -> Option<(u64, Trace)> {
         let s = self.lock();
         s.current.as_ref().map(|(i, read)| (*i, read()))
+    }
+
+    /// The online and trace monitors' comparison on execution `index`: a disagreement stops the
+    /// exploration, and the first one becomes the outcome's error.
+    fn online_agreement(&self, index: u64, agreement: Result<(), String>) {
+        let mut s = self.lock();
+        s.online_checked += 1;
+        if let Err(diff) = agreement {
+            if s.online_disagreement.is_none() {
+                s.online_disagreement =
+                    Some(format!("online and trace monitors disagree on execution {index}: {diff}"));
+            }
+            s.stop = true;
+        }
     }
 
     pub(crate) fn finish(
@@ -297,7 +324,8 @@ impl<M: Checked> Collector<M> {
             violated: s.violated.clone(),
             first_violation: s.first_violation.clone(),
             coverage: s.coverage.clone(),
-            error,
+            error: error.or_else(|| s.online_disagreement.clone()),
+            online_checked: s.online_checked,
         }
     }
 }
@@ -312,6 +340,9 @@ pub(crate) fn execute_one<M: Checked, P: PlatformFor<M::Event, Ghost = Recorder<
     let exec = Exec::<M> { cfg: &spec.cfg, events: &events, fin: &ran.fin };
     let violations = monitor::check(&exec, &spec.invariants);
     let cov = monitor::coverage(&exec);
+    if c.opts.check_online {
+        c.online_agreement(index, monitor::online::agree(&exec, &spec.invariants));
+    }
     c.finish(index, Trace::new(events), violations, cov, rec.mutation_reached());
 }
 
