@@ -97,14 +97,3 @@ pub fn step_common<M: Model>(
     };
     found.violated.extend(inv);
 }
-
-/// Placeholder while a model's online forms are written: it finds nothing, and [`agree`] fails
-/// on every execution with a violation. Not to be shipped: a model's `type Online` must be its
-/// real online monitor.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
-pub struct Pending;
-
-impl<M: Model> Online<M> for Pending {
-    fn step(&mut self, _cfg: &M::Config, _pid: Pid, _ev: &Event<M::Event>, _found: &mut Found<M>) {}
-    fn end(&self, _cfg: &M::Config, _fin: &M::Final, _found: &mut Found<M>) {}
-}
