@@ -766,8 +766,8 @@ struct Waiter {
 /// The online form of every kswapd-stall invariant and of `slept-after-release` (module docs).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct OnlineState {
-    /// kswapd_exclusive as the trace's claims and releases leave it, minus NUMA_NO_NODE's
-    /// offset: `owner - 1` is the node (0 = NUMA_NO_NODE, so that the default is right).
+    /// kswapd_exclusive as the trace's claims and releases leave it, plus one, so that the
+    /// default (0) is NUMA_NO_NODE.
     owner_plus_one: i8,
     /// Tasks that have run their own node's balanced path (`single-exclusive`).
     balanced: u32,
