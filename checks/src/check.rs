@@ -161,10 +161,13 @@ pub struct RunOptions {
     /// Run only this engine's part of an `engine = "all"` scenario, or override the engine.
     pub engine_override: Option<Vec<Engine>>,
     pub progress: Option<Progress>,
+    /// Compare the online monitors with the trace monitors on every execution
+    /// ([`Options::check_online`]); a disagreement is an `error` verdict.
+    pub check_online: bool,
 }
 
 fn options_for(sc: &Scenario, run: &RunOptions, engine: Engine) -> Options {
-    let mut o = Options::default();
+    let mut o = Options { check_online: run.check_online, ..Options::default() };
     if let Some(s) = sc.max_seconds {
         o.max_duration = Some(Duration::from_secs_f64(s));
     }

@@ -48,6 +48,10 @@ enum Cmd {
         /// shuttle-dfs, or all (a cross-check: loom and both shuttle schedulers must agree).
         #[arg(long, value_name = "ENGINE")]
         engine: Option<String>,
+        /// Also run the online monitors on every execution and fail (verdict error) on the
+        /// first one where they disagree with the trace monitors.
+        #[arg(long)]
+        check_online: bool,
     },
     /// For each model, invariants x variants: holds or violated, with the evidence, built by
     /// checking the shipped scenarios (default: scenarios/, without mutants/ and heavy/).
@@ -160,8 +164,8 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let reg = Registry::default();
     let done = match cli.cmd {
-        Cmd::Check { paths, json, replay, verbose, traces, engine } => {
-            cmd_check(&reg, paths, json, replay, verbose, traces, engine)
+        Cmd::Check { paths, json, replay, verbose, traces, engine, check_online } => {
+            cmd_check(&reg, paths, json, replay, verbose, traces, engine, check_online)
         }
         Cmd::Matrix { model, paths, json } => cmd_matrix(&reg, model, paths, json),
         Cmd::Selftest { list, dir, json } => cmd_selftest(&reg, list, dir, json),
@@ -246,6 +250,7 @@ fn progress_bar(enabled: bool) -> (Option<indicatif::ProgressBar>, Option<mmchec
     (Some(pb), Some(f))
 }
 
+#[allow(clippy::too_many_arguments)] // one per option of `mmcheck check`
 fn cmd_check(
     reg: &Registry,
     paths: Vec<PathBuf>,
@@ -254,10 +259,11 @@ fn cmd_check(
     verbose: bool,
     traces: bool,
     engine: Option<String>,
+    check_online: bool,
 ) -> Done {
     let paths = if paths.is_empty() { default_scenario_paths() } else { paths };
     let scenarios = load_all(reg, &paths)?;
-    let mut opts = RunOptions::default();
+    let mut opts = RunOptions { check_online, ..RunOptions::default() };
     let engine = match &engine {
         None => None,
         Some(e) => Some(EngineName::from_name(e).ok_or_else(|| {

@@ -35,12 +35,20 @@ pub struct MutantResult {
     /// violation is no evidence about the mutation).
     pub unmutated_violates: Option<bool>,
     pub killed: bool,
+    /// The first engine error of any run for this mutant (its scenarios and their control
+    /// runs), e.g. a disagreement of the online and trace monitors under
+    /// [`RunOptions::check_online`]. A mutant with an error is not killed.
+    pub error: Option<String>,
+    /// Executions of those runs that the online monitors were compared on.
+    pub online_checked: u64,
 }
 
 impl MutantResult {
     /// Why it was not killed, in a few words.
     pub fn status(&self) -> &'static str {
-        if self.killed {
+        if self.error.is_some() {
+            "ERROR"
+        } else if self.killed {
             "killed"
         } else if self.scenario.is_none() {
             "SURVIVED (no scenario)"
@@ -83,6 +91,8 @@ fn judge(m: &MutationInfo, sc: &Scenario, r: &Report, opts: &RunOptions) -> Muta
         mutation_ran,
         unmutated_violates: None,
         killed: false,
+        error: first_error(r),
+        online_checked: online_checked(r),
     };
     if r.matched && executions_to_catch.is_some() && mutation_ran {
         // The control run: the same scenario, engines and bounds, without the mutation.
@@ -91,8 +101,19 @@ fn judge(m: &MutationInfo, sc: &Scenario, r: &Report, opts: &RunOptions) -> Muta
         let violates = c.runs.iter().any(|run| run.outcome.violated.contains_key(target));
         res.unmutated_violates = Some(violates);
         res.killed = !violates && c.runs.iter().all(|run| run.outcome.error.is_none());
+        res.error = res.error.or_else(|| first_error(&c));
+        res.online_checked += online_checked(&c);
     }
+    res.killed &= res.error.is_none();
     res
+}
+
+fn first_error(r: &Report) -> Option<String> {
+    r.runs.iter().find_map(|run| run.outcome.error.as_ref().map(|e| format!("{}: {e}", r.scenario.file.display())))
+}
+
+fn online_checked(r: &Report) -> u64 {
+    r.runs.iter().map(|run| run.outcome.online_checked).sum()
 }
 
 /// Run every mutation's scenarios; a mutation is killed as the module docs say.
@@ -105,9 +126,12 @@ pub fn run(reg: &Registry, scenarios: &[Scenario], opts: &RunOptions) -> Vec<Mut
                 .filter(|s| s.model().name() == model.name() && s.spec.mutation() == Some(m.name))
                 .collect();
             let mut best: Option<MutantResult> = None;
+            let (mut error, mut checked) = (None, 0);
             for sc in mine {
                 let r = check(sc, opts);
                 let res = judge(&m, sc, &r, opts);
+                error = error.or_else(|| res.error.clone());
+                checked += res.online_checked;
                 let done = res.killed;
                 if best.as_ref().is_none_or(|b| !b.killed) {
                     best = Some(res);
@@ -115,6 +139,12 @@ pub fn run(reg: &Registry, scenarios: &[Scenario], opts: &RunOptions) -> Vec<Mut
                 if done {
                     break;
                 }
+            }
+            if let Some(b) = best.as_mut() {
+                // An error in any of its scenarios is the mutant's.
+                b.killed &= error.is_none();
+                b.error = error;
+                b.online_checked = checked;
             }
             results.push(best.unwrap_or(MutantResult {
                 mutation: m,
@@ -125,6 +155,8 @@ pub fn run(reg: &Registry, scenarios: &[Scenario], opts: &RunOptions) -> Vec<Mut
                 mutation_ran: false,
                 unmutated_violates: None,
                 killed: false,
+                error: None,
+                online_checked: 0,
             }));
         }
     }

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use core::sync::atomic::Ordering::Relaxed;
 
 use mmcheck::check::{check, RunOptions, Verdict};
-use mmcheck::monitor::{self, Checked, Exec, Invariant as Inv, Violation};
+use mmcheck::monitor::{self, online, Checked, Exec, Invariant as Inv, Violation};
 use mmcheck::registry::{AnyModel, Entry, Registry};
 use mmcheck::{matrix, scenario, selftest};
 use mmmodel::event::{Event as Ev, KernelEvent, Wq};
@@ -270,7 +270,22 @@ impl Checked for Toy {
         },
     ];
     const PROGRESS: Invariant = Invariant::Progress;
-    type Online = monitor::online::Pending;
+    type Online = ToyOnline;
+}
+
+/// The toy's online monitors: both invariants are verdicts of single events (`SleptForever`;
+/// the ghost's `Livelock` and `StepBound`), so the state is empty.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct ToyOnline;
+
+impl online::Online<Toy> for ToyOnline {
+    fn step(&mut self, _cfg: &Config, _pid: Pid, ev: &Ev<Event>, found: &mut online::Found<Toy>) {
+        online::step_common(ev, Some(Invariant::Progress), None, found);
+        if let Ev::Kernel(KernelEvent::SleptForever) = ev {
+            found.violated.push(Invariant::NoLostWakeup);
+        }
+    }
+    fn end(&self, _cfg: &Config, _fin: &(), _found: &mut online::Found<Toy>) {}
 }
 
 // ---------------------------------------------------------------- its registry line
@@ -296,12 +311,17 @@ fn scenario(variant: &str, mutation: Option<&str>, verdict: &str) -> scenario::S
     scenario::parse_with(&registry(), Path::new(&name), &text).unwrap_or_else(|e| panic!("{e}"))
 }
 
+/// Every toy execution is also checked by the toy's online monitors.
+fn checked_online() -> RunOptions {
+    RunOptions { check_online: true, ..RunOptions::default() }
+}
+
 #[test]
 fn the_toy_parses_checks_and_its_errors_name_their_field() {
-    let buggy = check(&scenario("check-then-sleep", None, "violation"), &RunOptions::default());
+    let buggy = check(&scenario("check-then-sleep", None, "violation"), &checked_online());
     assert!(buggy.matched, "{:?}", buggy.verdict);
     assert_eq!(buggy.verdict, Verdict::Violation("no-lost-wakeup"));
-    let fixed = check(&scenario("recheck", None, "pass"), &RunOptions::default());
+    let fixed = check(&scenario("recheck", None, "pass"), &checked_online());
     assert!(fixed.matched, "{:?}", fixed.verdict);
     // A scenario error in the toy is as precise as in a shipped model.
     let e = scenario::parse_with(
@@ -322,8 +342,8 @@ fn the_toy_parses_checks_and_its_errors_name_their_field() {
 #[test]
 fn the_toy_has_a_matrix() {
     let reports = vec![
-        check(&scenario("check-then-sleep", None, "violation"), &RunOptions::default()),
-        check(&scenario("recheck", None, "pass"), &RunOptions::default()),
+        check(&scenario("check-then-sleep", None, "violation"), &checked_online()),
+        check(&scenario("recheck", None, "pass"), &checked_online()),
     ];
     let m = matrix::build(&TOY, &reports);
     assert_eq!(m.cell("no-lost-wakeup", "check-then-sleep").map(|c| c.verdict), Some("violated"));
@@ -336,7 +356,7 @@ fn the_toy_has_a_matrix() {
 fn the_toys_mutant_is_killed_by_the_self_test() {
     let reg = registry();
     let mutants = vec![scenario("recheck", Some("skip-wake"), "violation")];
-    let results = selftest::run(&reg, &mutants, &RunOptions::default());
+    let results = selftest::run(&reg, &mutants, &checked_online());
     let toy: Vec<_> = results.iter().filter(|r| r.mutation.model == "toy").collect();
     assert_eq!(toy.len(), 1);
     assert!(toy[0].killed, "{:?}", toy[0]);

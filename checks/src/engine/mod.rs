@@ -140,8 +140,9 @@ pub struct Options {
     pub replay: Option<Replay>,
     /// Called now and then with how far the exploration has got.
     pub progress: Option<ProgressFn>,
-    /// Run the online monitors next to the trace monitors on every execution and fail on any
-    /// disagreement (tests).
+    /// Run the online monitors too on every execution and compare them with the trace
+    /// monitors (`monitor::online::agree`): the first execution on which they disagree stops
+    /// the exploration with an error ([`Outcome::error`]) that names it and the difference.
     pub check_online: bool,
     /// Stateful engine: keep every task's whole history in the state, ignoring the models' loop
     /// summaries (the reference the summaries are checked against; it does not end where a
@@ -222,10 +223,14 @@ pub struct Outcome {
     pub first_violation: BTreeMap<&'static str, u64>,
     /// Protocol events counted over all explored executions.
     pub coverage: BTreeMap<&'static str, u64>,
-    /// The engine failed (a panic in the model or the explorer).
+    /// The engine failed (a panic in the model or the explorer), or, with
+    /// [`Options::check_online`], the online and trace monitors disagreed on an execution.
     pub error: Option<String>,
     /// The stateful engine's figures.
     pub stats: Option<StateStats>,
+    /// Executions on which the online monitors were compared with the trace monitors (and
+    /// agreed, unless `error` says otherwise).
+    pub online_checked: u64,
 }
 
 /// The panic payload that stops a loom exploration between two executions.
@@ -243,9 +248,10 @@ struct State {
     stop: bool,
     /// The execution in flight: its index and a way to read its events so far.
     current: Option<(u64, Arc<dyn Fn() -> Trace + Send + Sync>)>,
-    /// The first disagreement of the online and trace monitors (with `check_online`).
-    disagreement: Option<String>,
     last_progress: Instant,
+    online_checked: u64,
+    /// The first disagreement of the online and trace monitors.
+    online_disagreement: Option<String>,
 }
 
 /// Shared by every execution of one exploration.
@@ -274,21 +280,15 @@ impl<M: Checked> Collector<M> {
                 coverage: BTreeMap::new(),
                 stop: false,
                 current: None,
-                disagreement: None,
                 last_progress: now,
+                online_checked: 0,
+                online_disagreement: None,
             }),
         })
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// The online and trace monitors disagreed (with `check_online`): the exploration fails.
-    fn disagree(&self, what: String) {
-        let mut s = self.lock();
-        s.disagreement.get_or_insert(what);
-        s.stop = true;
     }
 
     /// Should the exploration stop before its next execution?
@@ -314,6 +314,20 @@ impl<M: Checked> Collector<M> {
     pub fn current_events(&self) -> Option<(u64, Trace)> {
         let s = self.lock();
         s.current.as_ref().map(|(i, read)| (*i, read()))
+    }
+
+    /// The online and trace monitors' comparison on execution `index`: a disagreement stops the
+    /// exploration, and the first one becomes the outcome's error.
+    fn online_agreement(&self, index: u64, agreement: Result<(), String>) {
+        let mut s = self.lock();
+        s.online_checked += 1;
+        if let Err(diff) = agreement {
+            if s.online_disagreement.is_none() {
+                s.online_disagreement =
+                    Some(format!("online and trace monitors disagree on execution {index}: {diff}"));
+            }
+            s.stop = true;
+        }
     }
 
     pub(crate) fn finish(
@@ -401,8 +415,6 @@ impl<M: Checked> Collector<M> {
 
     pub fn outcome(&self, engine: Engine, complete: bool, error: Option<String>) -> Outcome {
         let s = self.lock();
-        let error =
-            error.or_else(|| s.disagreement.as_ref().map(|d| format!("online and trace monitors disagree: {d}")));
         Outcome {
             engine,
             executions: s.executions,
@@ -412,7 +424,8 @@ impl<M: Checked> Collector<M> {
             violated: s.violated.clone(),
             first_violation: s.first_violation.clone(),
             coverage: s.coverage.clone(),
-            error,
+            error: error.or_else(|| s.online_disagreement.clone()),
+            online_checked: s.online_checked,
             stats: None,
         }
     }
@@ -429,9 +442,7 @@ pub(crate) fn execute_one<M: Checked, P: PlatformFor<M::Event, Ghost = Recorder<
     let violations = monitor::check(&exec, &spec.invariants);
     let cov = monitor::coverage(&exec);
     if c.opts.check_online {
-        if let Err(e) = monitor::online::agree(&exec, &spec.invariants) {
-            c.disagree(format!("execution {index}: {e}"));
-        }
+        c.online_agreement(index, monitor::online::agree(&exec, &spec.invariants));
     }
     c.finish(index, Trace::new(events), violations, cov, rec.mutation_reached());
 }

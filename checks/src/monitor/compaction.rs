@@ -4,6 +4,27 @@
 //! Every monitor is a function of one execution's events; the scanner positions and the
 //! compactor's `cc->contended` are reported by the model as events (`ScannerAt`,
 //! `ContendedSet`, `ContendedCleared`), because `compact_control` is private to its task.
+//!
+//! # The online form
+//!
+//! [`OnlineState`] is every invariant (and `abort-at-boundary`) stepped on each event, with
+//! the same verdicts as the trace monitors on every execution (`online::agree`, run on every
+//! execution of the scenario tests and on each hand-written trace of the unit tests). The
+//! compaction monitors only ever look back, so the online form remembers what they look back
+//! for, per task:
+//!
+//! * `finish-pageblock`: a mask of the async compactors that recorded contention, and the kind
+//!   of their block scanner's last return (none yet; 0 or aligned; inside a pageblock), which is
+//!   all its `CompactEnd` is judged against besides its own pfns.
+//! * `sync-not-contended`: a mask of the sync compactors that saw a fatal signal.
+//! * `scanners-ordered`: a mask of the compactors whose scanners met, and each compactor's last
+//!   scanner positions, which its next isolation is judged against (these are its own
+//!   `cc->migrate_pfn` and `cc->free_pfn`, so they add nothing a search does not already tell
+//!   apart).
+//! * `contended-monotonic`, `abort-at-boundary`, `progress` and `lock-released`: single events.
+//!
+//! A compactor runs one `compact_zone()`, whose `CompactEnd` is its last protocol event; there
+//! its part of the state is forgotten.
 
 use std::collections::BTreeMap;
 
@@ -14,6 +35,7 @@ use mmmodel::event::Event as Ev;
 use mmmodel::ghost::Pid;
 use mmmodel::model::Named;
 
+use super::online::Found;
 use super::{Checked, Exec, Violation};
 
 type Exec_<'a> = Exec<'a, Compaction>;
@@ -75,7 +97,7 @@ impl Checked for Compaction {
     ];
 
     const PROGRESS: Invariant = Invariant::Progress;
-    type Online = super::online::Pending;
+    type Online = OnlineState;
 
     fn derived_coverage(exec: &Exec_, cov: &mut BTreeMap<&'static str, u64>) {
         let n = aborts_at_boundary(exec);
@@ -363,6 +385,130 @@ pub fn aborts_at_boundary(exec: &Exec_) -> u64 {
         .count() as u64
 }
 
+// ---------------------------------------------------------------- the online form
+
+/// The online form of every compaction invariant and of `abort-at-boundary` (module docs).
+/// Masks are over pids; what a compactor's `compact_zone()` left is forgotten at its
+/// `CompactEnd`, the last protocol event of its one `compact_zone()`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct OnlineState {
+    /// `finish-pageblock` and `abort-after-pageblock`: async compactors that recorded
+    /// contention in their current `compact_zone()`.
+    contended: u32,
+    /// `finish-pageblock`: async compactors whose migration block scanner returned (an
+    /// `IsolateMigrate`), and of those the ones whose last return was a pfn inside a
+    /// pageblock (not 0 and not aligned).
+    low_returned: u32,
+    low_inside: u32,
+    /// `sync-not-contended`: sync and sync-light compactors that saw a fatal signal.
+    fatal_seen: u32,
+    /// `scanners-ordered`: compactors whose scanners have met.
+    met: u32,
+    /// `scanners-ordered`: each task's last scanner positions (migrate_pfn, free_pfn), which
+    /// its next isolation is judged against (sized to the scenario's threads at the first
+    /// event). They are the compactor's own `cc->migrate_pfn` and `cc->free_pfn`.
+    scanners: Vec<Option<(u32, u32)>>,
+}
+
+impl super::online::Online<Compaction> for OnlineState {
+    fn step(&mut self, cfg: &Config, pid: Pid, ev: &Ev<CE>, found: &mut Found<Compaction>) {
+        super::online::step_common(ev, Some(Invariant::Progress), Some(Invariant::LockReleased), found);
+        if self.scanners.len() < cfg.roles.len() {
+            self.scanners.resize(cfg.roles.len(), None);
+        }
+        if pid >= self.scanners.len() {
+            return;
+        }
+        let ppb = cfg.pages_per_block;
+        let bit = 1u32 << pid;
+        let mode = mode_of(cfg, pid);
+        let is_async = mode == Some(Mode::Async);
+        let is_sync = mode.is_some_and(|m| m != Mode::Async);
+        let Ev::Proto(e) = ev else { return };
+        match *e {
+            CE::ContendedSet { why } => {
+                if is_async {
+                    self.contended |= bit;
+                }
+                if is_sync && (why != ContendedWhy::FatalSignal || self.fatal_seen & bit == 0) {
+                    found.violated.push(Invariant::SyncNotContended);
+                }
+            }
+            CE::ContendedCleared => found.violated.push(Invariant::ContendedMonotonic),
+            CE::CompactStart { .. } => self.contended &= !bit,
+            CE::CompactFinished { result: CompactResult::Continue, migrate_pfn }
+                if is_async && self.contended & bit != 0 && migrate_pfn.is_multiple_of(ppb) =>
+            {
+                found.violated.push(Invariant::AbortAfterPageblock)
+            }
+            CE::FatalSeen if is_sync => self.fatal_seen |= bit,
+            CE::LockContended { .. } if is_sync => found.violated.push(Invariant::SyncNotContended),
+            CE::IsolateMigrate { low_pfn, .. } if is_async => {
+                self.low_returned |= bit;
+                if low_pfn != 0 && !low_pfn.is_multiple_of(ppb) {
+                    self.low_inside |= bit;
+                } else {
+                    self.low_inside &= !bit;
+                }
+            }
+            CE::CompactEnd { result, reason, migrate_pfn, free_pfn } => {
+                if result == CompactResult::Contended {
+                    if reason == Some(AbortReason::Contended) && migrate_pfn.is_multiple_of(ppb) {
+                        found.derived.push(C::AbortAtBoundary);
+                    }
+                    if is_async && self.contended & bit != 0 {
+                        let inside = match reason {
+                            Some(AbortReason::IsolateAbort) => {
+                                if self.low_returned & bit != 0 {
+                                    self.low_inside & bit != 0
+                                } else {
+                                    migrate_pfn != 0 && !migrate_pfn.is_multiple_of(ppb)
+                                }
+                            }
+                            Some(AbortReason::NoMemory) if free_pfn / ppb > migrate_pfn / ppb => false,
+                            _ => !migrate_pfn.is_multiple_of(ppb),
+                        };
+                        if inside {
+                            found.violated.push(Invariant::FinishPageblock);
+                        }
+                    }
+                }
+                // Its compact_zone() is over: forget it.
+                for mask in [&mut self.contended, &mut self.low_returned, &mut self.low_inside, &mut self.fatal_seen] {
+                    *mask &= !bit;
+                }
+                self.met &= !bit;
+                self.scanners[pid] = None;
+            }
+            CE::ScannerAt { migrate_pfn, free_pfn } => {
+                self.scanners[pid] = Some((migrate_pfn, free_pfn));
+                if free_pfn / ppb <= migrate_pfn / ppb {
+                    self.met |= bit;
+                } else if migrate_pfn > free_pfn {
+                    // As in `scanners_ordered`; unreachable, since scanners that have not met
+                    // have free_pfn in a higher pageblock than migrate_pfn.
+                    found.violated.push(Invariant::ScannersOrdered);
+                }
+            }
+            CE::Isolated { free, pfn, .. } => {
+                if let Some((migrate_pfn, free_pfn)) = self.scanners[pid] {
+                    let low = (migrate_pfn / ppb + 1) * ppb;
+                    let crossed = if free { pfn < low } else { pfn >= free_pfn };
+                    if crossed || self.met & bit != 0 {
+                        found.violated.push(Invariant::ScannersOrdered);
+                    }
+                }
+            }
+            CE::CompactFinished { result: CompactResult::Continue, .. } if self.met & bit != 0 => {
+                found.violated.push(Invariant::ScannersOrdered);
+            }
+            _ => {}
+        }
+    }
+
+    fn end(&self, _cfg: &Config, _fin: &(), _found: &mut Found<Compaction>) {}
+}
+
 #[cfg(test)]
 mod tests {
     //! Each compaction monitor on hand-written traces: a trace that violates it, and a near
@@ -374,7 +520,7 @@ mod tests {
     };
     use mmmodel::event::{Event as Ev, KernelEvent as K};
 
-    use crate::monitor::{Exec, Violation};
+    use crate::monitor::{online, Checked, Exec, Violation};
 
     const LOCK_RELEASED: fn(&Exec<Compaction>) -> Vec<Violation> =
         |e| crate::monitor::lock_released(e, mmmodel::compaction::Invariant::LockReleased);
@@ -393,10 +539,26 @@ mod tests {
         }
     }
 
+    /// Monitor `f` on a trace; every trace a test checks is also run through the online form,
+    /// which must agree with the trace form on it.
     fn check(events: Vec<(usize, Ev<CE>)>, f: fn(&Exec<Compaction>) -> Vec<Violation>) -> Vec<Violation> {
         let cfg = cfg();
         let exec = Exec { cfg: &cfg, events: &events, fin: &() };
+        verdicts(&events);
         f(&exec)
+    }
+
+    /// The invariants violated by a trace and its `abort-at-boundary` count, after requiring
+    /// that the online and trace forms agree on both.
+    fn verdicts(events: &[(usize, Ev<CE>)]) -> (Vec<&'static str>, u64) {
+        let cfg = cfg();
+        let exec = Exec::<Compaction> { cfg: &cfg, events, fin: &() };
+        let ids: Vec<_> = Compaction::INVARIANTS.iter().map(|i| i.id).collect();
+        if let Err(e) = online::agree(&exec, &ids) {
+            panic!("{e}\non {events:#?}");
+        }
+        let (violated, derived) = online::run(&exec, &ids);
+        (violated, derived.get("abort-at-boundary").copied().unwrap_or(0))
     }
 
     fn p(e: CE) -> Ev<CE> {
@@ -540,5 +702,67 @@ mod tests {
             |e| super::super::progress(e, mmmodel::compaction::Invariant::Progress);
         assert_eq!(check(vec![(0, Ev::Kernel(K::Livelock { period: 1 }))], f).len(), 1);
         assert!(check(vec![(0, p(CE::NoProgressIteration { migrate_pfn: 6 }))], f).is_empty());
+    }
+
+    // ------------------------------------------------------------ the online form's own traces
+
+    #[test]
+    fn online_finish_pageblock_and_abort_at_boundary() {
+        let contended = (0, p(CE::ContendedSet { why: ContendedWhy::Lock }));
+        // An abort at a boundary is counted (any compactor), and violates nothing.
+        assert_eq!(verdicts(&[contended.clone(), (0, end(AbortReason::Contended, 8, 12))]), (vec![], 1));
+        assert_eq!(verdicts(&[(1, end(AbortReason::Contended, 8, 12))]), (vec![], 1));
+        assert_eq!(
+            verdicts(&[contended.clone(), (0, end(AbortReason::Contended, 6, 12))]),
+            (vec!["finish-pageblock"], 0)
+        );
+        // Without recorded contention nothing is claimed.
+        assert_eq!(verdicts(&[(0, end(AbortReason::Contended, 6, 12))]), (vec![], 0));
+        // ISOLATE_ABORT with no block-scanner return: migrate_pfn decides.
+        assert_eq!(verdicts(&[contended.clone(), (0, end(AbortReason::IsolateAbort, 6, 12))]).0, ["finish-pageblock"]);
+        assert!(verdicts(&[contended.clone(), (0, end(AbortReason::IsolateAbort, 8, 12))]).0.is_empty());
+        // The last block-scanner return decides, not an earlier one.
+        let returns = |first, last| {
+            vec![
+                contended.clone(),
+                (0, p(CE::IsolateMigrate { result: IsolateMigrate::Success, low_pfn: first })),
+                (0, p(CE::IsolateMigrate { result: IsolateMigrate::Abort, low_pfn: last })),
+                (0, end(AbortReason::IsolateAbort, 6, 12)),
+            ]
+        };
+        assert!(verdicts(&returns(6, 0)).0.is_empty());
+        assert_eq!(verdicts(&returns(0, 6)).0, ["finish-pageblock"]);
+        // -ENOMEM: excused while the scanners have not met, not after.
+        assert!(verdicts(&[contended.clone(), (0, end(AbortReason::NoMemory, 5, 8))]).0.is_empty());
+        assert_eq!(verdicts(&[contended, (0, end(AbortReason::NoMemory, 5, 4))]).0, ["finish-pageblock"]);
+    }
+
+    #[test]
+    fn online_scanners_ordered_after_they_met() {
+        let at = |migrate_pfn, free_pfn| (0, p(CE::ScannerAt { migrate_pfn, free_pfn }));
+        let iso = |free, pfn| (0, p(CE::Isolated { free, pfn, pages: 1 }));
+        // Met, then an isolation that would be in order otherwise.
+        assert_eq!(verdicts(&[at(4, 8), at(8, 8), iso(true, 12)]).0, ["scanners-ordered"]);
+        assert!(verdicts(&[at(4, 8), iso(true, 8), at(8, 8)]).0.is_empty());
+        // No position yet: an isolation is not judged.
+        assert!(verdicts(&[iso(false, 11)]).0.is_empty());
+        // Another compactor's positions are its own.
+        assert!(verdicts(&[
+            at(8, 8),
+            (1, p(CE::ScannerAt { migrate_pfn: 4, free_pfn: 8 })),
+            (1, p(CE::Isolated { free: false, pfn: 5, pages: 1 }))
+        ])
+        .0
+        .is_empty());
+    }
+
+    #[test]
+    fn online_sync_not_contended_per_task() {
+        // A fatal signal seen by the async compactor does not excuse the sync one.
+        let ev = vec![(0, p(CE::FatalSeen)), (1, p(CE::ContendedSet { why: ContendedWhy::FatalSignal }))];
+        assert_eq!(verdicts(&ev).0, ["sync-not-contended"]);
+        // Lock holders and killers are no compactors.
+        let own_signal = vec![(1, p(CE::FatalSeen)), (1, p(CE::ContendedSet { why: ContendedWhy::FatalSignal }))];
+        assert!(verdicts(&own_signal).0.is_empty());
     }
 }

@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use std::fmt::Debug;
 use std::hash::Hash;
 
-use mmmodel::event::Event;
+use mmmodel::event::{Event, KernelEvent};
 use mmmodel::ghost::Pid;
 use mmmodel::model::{Model, Named};
 
@@ -80,13 +80,20 @@ pub fn agree<M: Checked>(exec: &Exec<M>, ids: &[M::Invariant]) -> Result<(), Str
     Ok(())
 }
 
-/// Placeholder while a model's online forms are written: it finds nothing, and [`agree`] fails
-/// on every execution with a violation. Not to be shipped: a model's `type Online` must be its
-/// real online monitor.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
-pub struct Pending;
-
-impl<M: Model> Online<M> for Pending {
-    fn step(&mut self, _cfg: &M::Config, _pid: Pid, _ev: &Event<M::Event>, _found: &mut Found<M>) {}
-    fn end(&self, _cfg: &M::Config, _fin: &M::Final, _found: &mut Found<M>) {}
+/// The online form of the invariants every model has, `progress` and `lock-released`
+/// ([`super::progress`], [`super::lock_released`]): both are verdicts of single events (the
+/// ghost's `Livelock` and `StepBound`, the lock layer's `LockLeaked` and `LockRecursion`), so
+/// they need no state. `None` for a model without the invariant.
+pub fn step_common<M: Model>(
+    ev: &Event<M::Event>,
+    progress: Option<M::Invariant>,
+    lock_released: Option<M::Invariant>,
+    found: &mut Found<M>,
+) {
+    let inv = match ev {
+        Event::Kernel(KernelEvent::Livelock { .. } | KernelEvent::StepBound { .. }) => progress,
+        Event::Kernel(KernelEvent::LockLeaked { .. } | KernelEvent::LockRecursion { .. }) => lock_released,
+        _ => None,
+    };
+    found.violated.extend(inv);
 }

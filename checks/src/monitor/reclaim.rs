@@ -1,4 +1,57 @@
 //! Monitors of the kswapd-stall model (docs/invariants.md, part 1).
+//!
+//! Each invariant has two forms. The trace monitors (the functions named after the
+//! invariants) read a whole execution, backward and forward; they are the reference. The
+//! online form, [`OnlineState`], steps on each event with only the past, and its `end` sees the
+//! final state; it must reach the same set of violated invariants, and the same
+//! `slept-after-release` count, on every execution (`online::agree`, run on every execution of
+//! the scenario tests and on each hand-written trace of the unit tests below).
+//!
+//! # The online form
+//!
+//! What each part of [`OnlineState`] remembers, and why that is enough:
+//!
+//! * `single-exclusive`: `kswapd_exclusive` as the trace's claims and releases leave it (a
+//!   claim over an owner is a violation; `end` compares it with the final value), and the
+//!   tasks that have run their own node's balanced path (a release by any other task is a
+//!   violation). Every role with a node runs `zone_balanced()` for that node only, so "its own
+//!   node" is what the trace monitor's (task, node) pairs come to.
+//! * `exclusive-never-waits`: the same owner, read at each enqueue on kswapd_contended_wait.
+//! * `stall-once`: two task masks, "failed its trylock and has not taken tree_lock yet" and
+//!   "stalled once since"; a second stall or a trylock is a violation, an open failure at `end`
+//!   too.
+//! * `no-lost-wakeup` and `exclusive-released` (and `slept-after-release`): per task, a
+//!   [`Waiter`]: the owner its failed cmpxchg saw (or "congested") and whether that owner has
+//!   released since, kept until the task takes tree_lock again (which ends the path that
+//!   decided; every enqueue of the model follows its own decision on that path); from the
+//!   enqueue to `finish_wait()` or the end of the sleep, the queue, whether what it waits for
+//!   had already happened at the enqueue (rule 1; for congestion_wqh a global flag, "an
+//!   un-congestion brought `nr_wb_congested` to zero with no set since", with the count's
+//!   distance from its initial value), and rule 2's progress: nothing yet, the first release
+//!   after the enqueue with its waker's pid, or that waker's first scan with whether it woke
+//!   the task. At the end of a sleep the verdict is known, except in two cases, which leave a
+//!   bit behind and forget the rest:
+//!   - a sleep that timed out after the release but before the waker's scan: the waker's pid,
+//!     in a mask per queue. A scan by it later is the fair race (the bit goes); none by the end
+//!     of the execution is a lost wakeup.
+//!   - a kswapd that slept forever with no release of its owner since its decision: the
+//!     owner's node, in a node mask. A release later is a lost wakeup (rules 2 and 3 come to
+//!     "some release after the decision"); none by the end is `exclusive-released`. A
+//!     congestion sleeper that sleeps forever is a lost wakeup at once (rule 3 always holds
+//!     for it).
+//!
+//!   A woken sleep violates nothing; a sleep that has not ended when the execution ends is not
+//!   judged, by either form.
+//! * `congested-cleared`: two node masks, "the last PGDAT_CONGESTED event is a clear" and "the
+//!   last balanced path came after the last set"; at an enqueue on congestion_wqh, the first
+//!   for the task's node becomes the task's `stale` bit, which its `DirectStall` (always for its
+//!   own node) turns into a violation; `end` reads the second against the final bits. The
+//!   weak-memory labelling of the trace monitor is not needed online.
+//! * `progress` and `lock-released`: single events (`online::step_common`).
+//!
+//! Nothing holds an event index, a message or a history: besides the per-task [`Waiter`]s
+//! (a few flags, a node and a pid each), the state is pid masks, node masks, a node and a
+//! small count.
 
 use std::collections::BTreeMap;
 
@@ -6,9 +59,11 @@ use mmmodel::event::{Event as Ev, KernelEvent as K, Wq, NUMA_NO_NODE};
 use mmmodel::ghost::Pid;
 use mmmodel::model::Named;
 use mmmodel::reclaim::{
-    Coverage as C, Event as R, Invariant, KswapdStall, Role, CONGESTION_WQH, KSWAPD_CONTENDED_WAIT, TREE_LOCK,
+    Config, Coverage as C, Event as R, FinalState, Invariant, KswapdStall, Role, CONGESTION_WQH, KSWAPD_CONTENDED_WAIT,
+    TREE_LOCK,
 };
 
+use super::online::Found;
 use super::{Checked, Exec, Violation};
 
 type Exec_<'a> = Exec<'a, KswapdStall>;
@@ -78,7 +133,7 @@ impl Checked for KswapdStall {
     ];
 
     const PROGRESS: Invariant = Invariant::Progress;
-    type Online = super::online::Pending;
+    type Online = OnlineState;
 
     /// `lost-wakeups`: the iteration's lost wake-ups.
     fn violation_counters(violations: &[Violation], out: &mut mmmodel::model::Counters) {
@@ -640,6 +695,337 @@ fn congested_cleared(exec: &Exec_) -> Vec<Violation> {
     out
 }
 
+// ---------------------------------------------------------------- the online form
+
+/// A node as a bit of a node mask: bit `node + 1`, so that NUMA_NO_NODE (-1) has one too.
+fn node_bit(node: i32) -> u32 {
+    debug_assert!((NUMA_NO_NODE..31).contains(&node), "node {node} out of a node mask");
+    1u32 << ((node + 1) as u32 & 31)
+}
+
+/// A scenario names nodes `0..=MAX_NODE`: every node (and NUMA_NO_NODE) has a bit of a `u32`
+/// and fits an `i8`.
+const _: () = assert!(mmmodel::reclaim::MAX_NODE < 31);
+
+/// The wait queue a task is on. The model has two; like the trace monitors, the online form
+/// tells `kswapd_contended_wait` from every other queue, which is `congestion_wqh`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Queue {
+    Contended,
+    Congestion,
+}
+
+impl Queue {
+    fn of(wq: Wq) -> Queue {
+        if wq == KSWAPD_CONTENDED_WAIT {
+            Queue::Contended
+        } else {
+            Queue::Congestion
+        }
+    }
+}
+
+/// `no-lost-wakeup` rule 2 for a queued task: what came after its enqueue.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+enum AfterEnqueue {
+    /// Nothing it waits for yet.
+    #[default]
+    Nothing,
+    /// The first release it waits for (its owner's release of kswapd_exclusive, or any
+    /// un-congestion), by task `waker`, whose wake scan has not come yet.
+    Released { waker: u8 },
+    /// The waker's first scan of the queue after that release: it did or did not wake the task.
+    Scanned { woken: bool },
+}
+
+/// One task's wait: its decision to wait, its queue, its sleep. Every field is cleared when
+/// the part of the wait it belongs to ends, so a task that is not waiting is `Waiter::default()`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+struct Waiter {
+    /// The owner its failed cmpxchg saw (NUMA_NO_NODE for a congestion check that said
+    /// "congested"); from the decision to the task's next `spin_lock(tree_lock)`, which ends
+    /// the path that decided (the contended path, or for direct reclaim the batch).
+    decision: Option<i8>,
+    /// That owner released kswapd_exclusive since the decision.
+    released: bool,
+    /// The queue it is on, from `prepare_to_wait()` to the end of its sleep or `finish_wait()`.
+    queue: Option<Queue>,
+    /// Rule 1: what it waits for had already happened when it queued itself (the owner's
+    /// release after the decision; for congestion_wqh, the un-congestion that left no
+    /// backing device congested, with no set since).
+    early: bool,
+    /// Rule 2.
+    after: AfterEnqueue,
+    /// It is asleep (`io_schedule_timeout()`), after a decision and an enqueue.
+    asleep: bool,
+    /// `congested-cleared`: it queued itself on congestion_wqh after its node's balanced path
+    /// cleared PGDAT_CONGESTED, with no set in between.
+    stale: bool,
+}
+
+/// The online form of every kswapd-stall invariant and of `slept-after-release` (module docs).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct OnlineState {
+    /// kswapd_exclusive as the trace's claims and releases leave it, plus one, so that the
+    /// default (0) is NUMA_NO_NODE.
+    owner_plus_one: i8,
+    /// Tasks that have run their own node's balanced path (`single-exclusive`).
+    balanced: u32,
+    /// `stall-once`: tasks between a failed trylock of tree_lock and taking it, and of those
+    /// the ones that have stalled once.
+    trylock_failed: u32,
+    stalled: u32,
+    /// `nr_wb_congested` minus its initial value (the bdis congested at start).
+    wb_delta: i8,
+    /// An un-congestion brought `nr_wb_congested` to zero, with no set since.
+    wb_zeroed: bool,
+    /// Per task (sized to the scenario's threads at the first event).
+    tasks: Vec<Waiter>,
+    /// Rule 2 after a timed-out sleep: the wakers whose scan of kswapd_contended_wait
+    /// (congestion_wqh) a sleep that timed out after their release still waits for. The scan
+    /// makes it a fair race; none by the end of the execution, a lost wakeup.
+    await_scan_contended: u32,
+    await_scan_congestion: u32,
+    /// Rule 3: nodes whose release a kswapd that slept forever waits for: the release makes
+    /// it a lost wakeup; none by the end, `exclusive-released`.
+    forever_owners: u32,
+    /// `congested-cleared`: nodes whose last PGDAT_CONGESTED event is a clear (not a set), and
+    /// nodes whose last balanced path came after their last set.
+    cleared_last: u32,
+    balanced_last: u32,
+}
+
+impl OnlineState {
+    fn owner(&self) -> i32 {
+        self.owner_plus_one as i32 - 1
+    }
+    fn set_owner(&mut self, node: i32) {
+        self.owner_plus_one = (node + 1) as i8;
+    }
+
+    /// A sleep of task `pid` ended (`end`): judge it, and leave pending what the future decides.
+    fn sleep_ended(&mut self, pid: Pid, end: SleepEnd, found: &mut Found<KswapdStall>) {
+        let w = std::mem::take(&mut self.tasks[pid]);
+        // What outlives the queue: the decision.
+        self.tasks[pid].decision = w.decision;
+        self.tasks[pid].released = w.released;
+        if w.early {
+            found.derived.push(C::SleptAfterRelease);
+        }
+        let Some(queue) = w.queue else { return };
+        match end {
+            SleepEnd::Woken => {}
+            SleepEnd::TimedOut(_) => {
+                if w.early {
+                    found.violated.push(Invariant::NoLostWakeup);
+                } else {
+                    match w.after {
+                        AfterEnqueue::Nothing => {}
+                        AfterEnqueue::Released { waker } => match queue {
+                            Queue::Contended => self.await_scan_contended |= 1u32 << waker,
+                            Queue::Congestion => self.await_scan_congestion |= 1u32 << waker,
+                        },
+                        AfterEnqueue::Scanned { woken } => {
+                            if !woken {
+                                found.violated.push(Invariant::NoLostWakeup);
+                            }
+                        }
+                    }
+                }
+            }
+            SleepEnd::Forever => match queue {
+                // Rules 1 to 3 together: a congestion sleeper that sleeps forever lost its
+                // wakeup whatever else happened.
+                Queue::Congestion => found.violated.push(Invariant::NoLostWakeup),
+                // A kswapd that sleeps forever lost its wakeup if its owner releases after its
+                // decision, at any time; if never, the owner is sticky (`exclusive-released`).
+                Queue::Contended => {
+                    if w.released {
+                        found.violated.push(Invariant::NoLostWakeup);
+                    } else if let Some(owner) = w.decision {
+                        self.forever_owners |= node_bit(owner as i32);
+                    }
+                }
+            },
+        }
+    }
+}
+
+impl super::online::Online<KswapdStall> for OnlineState {
+    fn step(&mut self, cfg: &Config, pid: Pid, ev: &Ev<R>, found: &mut Found<KswapdStall>) {
+        super::online::step_common(ev, Some(Invariant::Progress), Some(Invariant::LockReleased), found);
+        if self.tasks.len() < cfg.roles.len() {
+            self.tasks.resize(cfg.roles.len(), Waiter::default());
+        }
+        if pid >= self.tasks.len() {
+            return;
+        }
+        let bit = 1u32 << pid;
+        let role_node = cfg.roles.get(pid).and_then(Role::node);
+        match *ev {
+            Ev::Proto(R::ZoneBalanced { node, .. }) => {
+                if role_node == Some(node) {
+                    self.balanced |= bit;
+                }
+                self.balanced_last |= node_bit(node);
+            }
+            Ev::Proto(R::CmpxchgWon { node, prev }) => {
+                if prev != NUMA_NO_NODE || self.owner() != NUMA_NO_NODE {
+                    found.violated.push(Invariant::SingleExclusive);
+                }
+                self.set_owner(node);
+            }
+            Ev::Proto(R::Released { node, prev }) if node == prev => {
+                if self.balanced & bit == 0 || role_node != Some(node) {
+                    found.violated.push(Invariant::SingleExclusive);
+                }
+                self.set_owner(NUMA_NO_NODE);
+                for w in self.tasks.iter_mut().filter(|w| w.decision == Some(node as i8)) {
+                    w.released = true;
+                    if w.queue == Some(Queue::Contended) && w.after == AfterEnqueue::Nothing {
+                        w.after = AfterEnqueue::Released { waker: pid as u8 };
+                    }
+                }
+                if self.forever_owners & node_bit(node) != 0 {
+                    found.violated.push(Invariant::NoLostWakeup);
+                    self.forever_owners &= !node_bit(node);
+                }
+            }
+            Ev::Proto(R::CmpxchgLost { owner, .. }) => self.decide(pid, owner),
+            Ev::Proto(R::CongestionCheck { congested: true, .. }) => self.decide(pid, NUMA_NO_NODE),
+            Ev::Proto(R::WbCongested) => {
+                self.wb_delta += 1;
+                self.wb_zeroed = false;
+            }
+            Ev::Proto(R::WbUncongested) => {
+                self.wb_delta -= 1;
+                let initial = cfg.roles.iter().filter(|r| matches!(r, Role::Bdi { congested_at_start: true })).count();
+                if initial as i64 + self.wb_delta as i64 == 0 {
+                    self.wb_zeroed = true;
+                }
+                for w in &mut self.tasks {
+                    if w.queue == Some(Queue::Congestion) && w.after == AfterEnqueue::Nothing {
+                        w.after = AfterEnqueue::Released { waker: pid as u8 };
+                    }
+                }
+            }
+            Ev::Proto(R::CongestedSet { node }) => {
+                self.cleared_last &= !node_bit(node);
+                self.balanced_last &= !node_bit(node);
+            }
+            Ev::Proto(R::CongestedCleared { node }) => self.cleared_last |= node_bit(node),
+            Ev::Proto(R::DirectStall { node }) if self.tasks[pid].stale && role_node == Some(node) => {
+                found.violated.push(Invariant::CongestedCleared);
+            }
+            Ev::Kernel(K::Enqueued { wq }) => {
+                let queue = Queue::of(wq);
+                if queue == Queue::Contended {
+                    if role_node.is_some_and(|n| n == self.owner()) {
+                        found.violated.push(Invariant::ExclusiveNeverWaits);
+                    }
+                    if self.trylock_failed & bit != 0 {
+                        if self.stalled & bit != 0 {
+                            found.violated.push(Invariant::StallOnce);
+                        }
+                        self.stalled |= bit;
+                    }
+                }
+                let stale = wq == CONGESTION_WQH && role_node.is_some_and(|n| self.cleared_last & node_bit(n) != 0);
+                let wb_zeroed = self.wb_zeroed;
+                let w = &mut self.tasks[pid];
+                w.early = match queue {
+                    Queue::Contended => w.decision.is_some() && w.released,
+                    Queue::Congestion => wb_zeroed,
+                };
+                w.queue = Some(queue);
+                w.after = AfterEnqueue::Nothing;
+                w.asleep = false;
+                w.stale = stale;
+            }
+            Ev::Kernel(K::Schedule { .. }) => {
+                let w = &mut self.tasks[pid];
+                if w.decision.is_some() && w.queue.is_some() {
+                    w.asleep = true;
+                }
+            }
+            Ev::Kernel(K::Woken) if self.tasks[pid].asleep => self.sleep_ended(pid, SleepEnd::Woken, found),
+            Ev::Kernel(K::TimedOut { jiffies }) if self.tasks[pid].asleep => {
+                self.sleep_ended(pid, SleepEnd::TimedOut(jiffies), found)
+            }
+            Ev::Kernel(K::SleptForever) if self.tasks[pid].asleep => self.sleep_ended(pid, SleepEnd::Forever, found),
+            Ev::Kernel(K::FinishWait { .. }) => {
+                let w = &mut self.tasks[pid];
+                *w = Waiter { decision: w.decision, released: w.released, ..Waiter::default() };
+            }
+            Ev::Kernel(K::WakeUp { wq, woken, .. }) => self.wake_scan(pid, wq, woken),
+            Ev::Kernel(K::WakeSkipped { wq }) => self.wake_scan(pid, wq, 0),
+            Ev::Kernel(K::TrylockFailed { lock: TREE_LOCK }) => {
+                self.trylock_failed |= bit;
+                self.stalled &= !bit;
+            }
+            Ev::Kernel(K::LockAcquired { lock: TREE_LOCK, trylock }) => {
+                if self.trylock_failed & bit != 0 && trylock {
+                    found.violated.push(Invariant::StallOnce);
+                }
+                self.trylock_failed &= !bit;
+                self.stalled &= !bit;
+                let w = &mut self.tasks[pid];
+                w.decision = None;
+                w.released = false;
+            }
+            _ => {}
+        }
+    }
+
+    fn end(&self, _cfg: &Config, fin: &FinalState, found: &mut Found<KswapdStall>) {
+        if fin.kswapd_exclusive != self.owner() {
+            found.violated.push(Invariant::SingleExclusive);
+        }
+        if self.trylock_failed != 0 {
+            found.violated.push(Invariant::StallOnce);
+        }
+        if self.await_scan_contended | self.await_scan_congestion != 0 {
+            found.violated.push(Invariant::NoLostWakeup);
+        }
+        if self.forever_owners != 0 || fin.kswapd_exclusive != NUMA_NO_NODE {
+            found.violated.push(Invariant::ExclusiveReleased);
+        }
+        for (n, &set) in fin.congested.iter().enumerate() {
+            if set && self.balanced_last & node_bit(n as i32) != 0 {
+                found.violated.push(Invariant::CongestedCleared);
+            }
+        }
+    }
+}
+
+impl OnlineState {
+    /// Task `pid` decided to wait for `owner` (NUMA_NO_NODE: for the congestion to end).
+    fn decide(&mut self, pid: Pid, owner: i32) {
+        let w = &mut self.tasks[pid];
+        w.decision = Some(owner as i8);
+        w.released = false;
+        if w.queue == Some(Queue::Contended) {
+            // Queued before it decided: rule 1 looks for a release between the two.
+            w.early = false;
+        }
+    }
+
+    /// Task `pid` scanned `wq` and woke the tasks of `woken`.
+    fn wake_scan(&mut self, pid: Pid, wq: Wq, woken: u32) {
+        let queue = Queue::of(wq);
+        for (t, w) in self.tasks.iter_mut().enumerate() {
+            if w.queue == Some(queue) && w.after == (AfterEnqueue::Released { waker: pid as u8 }) {
+                w.after = AfterEnqueue::Scanned { woken: woken & (1 << t) != 0 };
+            }
+        }
+        let bit = 1u32 << pid;
+        match queue {
+            Queue::Contended => self.await_scan_contended &= !bit,
+            Queue::Congestion => self.await_scan_congestion &= !bit,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     //! The monitors on hand-written traces: what must and must not count as a violation.
@@ -647,10 +1033,10 @@ mod tests {
     use mmmodel::event::{Event as Ev, KernelEvent as K, Wq, NUMA_NO_NODE};
     use mmmodel::kernel::sched::TimerModel;
     use mmmodel::reclaim::{
-        Config, Event as R, FinalState, KswapdStall, Role, Variant, CONGESTION_WQH, KSWAPD_CONTENDED_WAIT,
+        Config, Event as R, FinalState, KswapdStall, Role, Variant, CONGESTION_WQH, KSWAPD_CONTENDED_WAIT, TREE_LOCK,
     };
 
-    use crate::monitor::{Exec, Violation};
+    use crate::monitor::{online, Checked, Exec, Violation};
 
     fn cfg() -> Config {
         Config {
@@ -666,11 +1052,39 @@ mod tests {
         }
     }
 
+    fn fin() -> FinalState {
+        FinalState { kswapd_exclusive: NUMA_NO_NODE, congested: vec![false, false] }
+    }
+
+    /// Monitor `f` on a trace; every trace a test checks is also run through the online form,
+    /// which must agree with the trace form on it.
     fn check(events: Vec<(usize, Ev<R>)>, f: fn(&Exec<KswapdStall>) -> Vec<Violation>) -> Vec<Violation> {
         let cfg = cfg();
-        let fin = FinalState { kswapd_exclusive: NUMA_NO_NODE, congested: vec![false, false] };
+        let fin = fin();
         let exec = Exec { cfg: &cfg, events: &events, fin: &fin };
+        verdicts(&events, &fin);
         f(&exec)
+    }
+
+    /// The invariants violated by a trace with final state `fin`, after requiring that the
+    /// online and trace forms agree on it (and on the derived coverage).
+    fn verdicts(events: &[(usize, Ev<R>)], fin: &FinalState) -> Vec<&'static str> {
+        let cfg = cfg();
+        let exec = Exec::<KswapdStall> { cfg: &cfg, events, fin };
+        let ids: Vec<_> = KswapdStall::INVARIANTS.iter().map(|i| i.id).collect();
+        if let Err(e) = online::agree(&exec, &ids) {
+            panic!("{e}\non {events:#?}");
+        }
+        online::run(&exec, &ids).0
+    }
+
+    /// `slept-after-release` as the online form counts it (the same as the trace's, by `verdicts`).
+    fn slept_after_release(events: &[(usize, Ev<R>)]) -> u64 {
+        let cfg = cfg();
+        let fin = fin();
+        let exec = Exec::<KswapdStall> { cfg: &cfg, events, fin: &fin };
+        verdicts(events, &fin);
+        online::run(&exec, &[]).1.get("slept-after-release").copied().unwrap_or(0)
     }
 
     /// kswapd1 lost to kswapd0; `between` happens after the loss.
@@ -848,5 +1262,241 @@ mod tests {
             (0, Ev::Kernel(K::Enqueued { wq: Q })),
         ];
         assert_eq!(check(ev, super::exclusive_never_waits).len(), 1);
+    }
+
+    // ------------------------------------------------------------ the online form's own traces
+
+    const CQ: Wq = CONGESTION_WQH;
+
+    fn lost(node: i32, owner: i32) -> Ev<R> {
+        Ev::Proto(R::CmpxchgLost { node, owner })
+    }
+    fn balanced_release(node: i32) -> Vec<(usize, Ev<R>)> {
+        vec![
+            (node as usize, Ev::Proto(R::ZoneBalanced { node, by_kswapd: true })),
+            (node as usize, Ev::Proto(R::CongestedCleared { node })),
+            (node as usize, Ev::Proto(R::Released { node, prev: node })),
+        ]
+    }
+    fn wake(pid: usize, wq: Wq, queued: u32, woken: u32) -> (usize, Ev<R>) {
+        (pid, Ev::Kernel(K::WakeUp { wq, queued, woken, interruptible: wq == Q }))
+    }
+    fn sleep(pid: usize, wq: Wq) -> Vec<(usize, Ev<R>)> {
+        vec![(pid, Ev::Kernel(K::Enqueued { wq })), (pid, Ev::Kernel(K::Schedule { timeout: 10 }))]
+    }
+    fn cat(parts: Vec<Vec<(usize, Ev<R>)>>) -> Vec<(usize, Ev<R>)> {
+        parts.into_iter().flatten().collect()
+    }
+    const TIMED_OUT: Ev<R> = Ev::Kernel(K::TimedOut { jiffies: 10 });
+
+    #[test]
+    fn online_single_exclusive_release_outside_the_balanced_path_and_the_final_value() {
+        let won = (0, Ev::Proto(R::CmpxchgWon { node: 0, prev: NUMA_NO_NODE }));
+        let outside = vec![won.clone(), (0, Ev::Proto(R::Released { node: 0, prev: 0 }))];
+        assert_eq!(verdicts(&outside, &fin()), ["single-exclusive"]);
+        // Near miss: another node's balanced path does not count.
+        let other = vec![
+            won.clone(),
+            (1, Ev::Proto(R::ZoneBalanced { node: 1, by_kswapd: true })),
+            (0, Ev::Proto(R::Released { node: 0, prev: 0 })),
+        ];
+        assert_eq!(verdicts(&other, &fin()), ["single-exclusive"]);
+        let inside = cat(vec![vec![won.clone()], balanced_release(0)]);
+        assert!(verdicts(&inside, &fin()).is_empty());
+        // The claim is never released: the trace leaves node 0, the final state says so too.
+        let kept = FinalState { kswapd_exclusive: 0, ..fin() };
+        assert_eq!(verdicts(std::slice::from_ref(&won), &kept), ["exclusive-released"]);
+        // ... or the final state disagrees with the trace.
+        assert_eq!(verdicts(std::slice::from_ref(&won), &fin()), ["single-exclusive"]);
+        assert_eq!(verdicts(&inside, &kept), ["exclusive-released", "single-exclusive"]);
+    }
+
+    #[test]
+    fn online_exclusive_never_waits_only_the_owner() {
+        let loser = vec![
+            (0, Ev::Proto(R::CmpxchgWon { node: 0, prev: NUMA_NO_NODE })),
+            (1, lost(1, 0)),
+            (1, Ev::Kernel(K::Enqueued { wq: Q })),
+            (1, Ev::Kernel(K::FinishWait { wq: Q })),
+        ];
+        let owned = FinalState { kswapd_exclusive: 0, ..fin() };
+        assert_eq!(verdicts(&loser, &owned), ["exclusive-released"]);
+        // After its release the former owner may queue (it is no longer exclusive).
+        let after = cat(vec![
+            vec![(0, Ev::Proto(R::CmpxchgWon { node: 0, prev: NUMA_NO_NODE }))],
+            balanced_release(0),
+            vec![(0, Ev::Kernel(K::Enqueued { wq: Q })), (0, Ev::Kernel(K::FinishWait { wq: Q }))],
+        ]);
+        assert!(verdicts(&after, &fin()).is_empty());
+    }
+
+    #[test]
+    fn online_stall_once() {
+        let failed = (1, Ev::Kernel(K::TrylockFailed { lock: TREE_LOCK }));
+        let spin = (1, Ev::Kernel(K::LockAcquired { lock: TREE_LOCK, trylock: false }));
+        let stall = || {
+            vec![
+                (1, Ev::Kernel(K::Enqueued { wq: Q })),
+                (1, Ev::Kernel(K::Schedule { timeout: 10 })),
+                (1, TIMED_OUT),
+                (1, Ev::Kernel(K::FinishWait { wq: Q })),
+            ]
+        };
+        let once = cat(vec![vec![failed.clone(), (1, lost(1, NUMA_NO_NODE))], stall(), vec![spin.clone()]]);
+        assert!(verdicts(&once, &fin()).is_empty());
+        let twice = cat(vec![vec![failed.clone(), (1, lost(1, NUMA_NO_NODE))], stall(), stall(), vec![spin.clone()]]);
+        assert_eq!(verdicts(&twice, &fin()), ["stall-once"]);
+        // One stall per failed trylock.
+        let two_failures =
+            cat(vec![vec![failed.clone()], stall(), vec![spin.clone(), failed.clone()], stall(), vec![spin]]);
+        assert!(verdicts(&two_failures, &fin()).is_empty());
+        let trylock_again = vec![failed.clone(), (1, Ev::Kernel(K::LockAcquired { lock: TREE_LOCK, trylock: true }))];
+        assert_eq!(verdicts(&trylock_again, &fin()), ["stall-once"]);
+        assert_eq!(verdicts(&[failed], &fin()), ["stall-once"], "never takes tree_lock");
+    }
+
+    #[test]
+    fn online_a_scan_that_misses_the_sleeper_is_a_lost_wakeup_and_one_that_wakes_it_is_not() {
+        let base = |woken: u32, end: Ev<R>| {
+            cat(vec![
+                vec![(0, Ev::Proto(R::CmpxchgWon { node: 0, prev: NUMA_NO_NODE })), (1, lost(1, 0))],
+                sleep(1, Q),
+                balanced_release(0),
+                vec![wake(0, Q, 0b10, woken), (1, end)],
+            ])
+        };
+        assert_eq!(verdicts(&base(0, TIMED_OUT), &fin()), ["no-lost-wakeup"]);
+        assert!(verdicts(&base(0b10, Ev::Kernel(K::Woken)), &fin()).is_empty());
+        // The release came after the timer: nothing was lost.
+        let late = cat(vec![
+            vec![(0, Ev::Proto(R::CmpxchgWon { node: 0, prev: NUMA_NO_NODE })), (1, lost(1, 0))],
+            sleep(1, Q),
+            vec![(1, TIMED_OUT)],
+            balanced_release(0),
+            vec![wake(0, Q, 0, 0)],
+        ]);
+        assert!(verdicts(&late, &fin()).is_empty());
+    }
+
+    #[test]
+    fn online_a_release_before_the_enqueue_of_a_sleep_that_is_woken_is_counted_but_not_lost() {
+        let ev = cat(vec![
+            vec![(0, Ev::Proto(R::CmpxchgWon { node: 0, prev: NUMA_NO_NODE })), (1, lost(1, 0))],
+            balanced_release(0),
+            sleep(1, Q),
+            vec![(1, Ev::Kernel(K::Woken))],
+        ]);
+        assert!(verdicts(&ev, &fin()).is_empty());
+        assert_eq!(slept_after_release(&ev), 1);
+        // Two sleeps after the release (a loser that stalls twice): counted twice, and lost.
+        let twice = cat(vec![
+            vec![(0, Ev::Proto(R::CmpxchgWon { node: 0, prev: NUMA_NO_NODE })), (1, lost(1, 0))],
+            balanced_release(0),
+            sleep(1, Q),
+            vec![(1, TIMED_OUT), (1, Ev::Kernel(K::FinishWait { wq: Q }))],
+            sleep(1, Q),
+            vec![(1, Ev::Kernel(K::Woken))],
+        ]);
+        assert_eq!(verdicts(&twice, &fin()), ["no-lost-wakeup"]);
+        assert_eq!(slept_after_release(&twice), 2);
+    }
+
+    #[test]
+    fn online_the_congestion_queue() {
+        let check = (2, Ev::Proto(R::CongestionCheck { node: 1, congested: true }));
+        let uncongest = (3, Ev::Proto(R::WbUncongested));
+        // Rule 1: the only congested device un-congested before the enqueue.
+        let before =
+            cat(vec![vec![check.clone(), uncongest.clone(), wake(3, CQ, 0, 0)], sleep(2, CQ), vec![(2, TIMED_OUT)]]);
+        assert_eq!(verdicts(&before, &fin()), ["no-lost-wakeup"]);
+        assert_eq!(slept_after_release(&before), 1);
+        // Near miss: a device became congested again before the enqueue.
+        let again = cat(vec![
+            vec![check.clone(), uncongest.clone(), (3, Ev::Proto(R::WbCongested))],
+            sleep(2, CQ),
+            vec![(2, TIMED_OUT)],
+        ]);
+        assert!(verdicts(&again, &fin()).is_empty());
+        // Rule 2: un-congested while it slept, and the scan saw an empty queue.
+        let skipped = cat(vec![
+            vec![check.clone()],
+            sleep(2, CQ),
+            vec![uncongest.clone(), (3, Ev::Kernel(K::WakeSkipped { wq: CQ })), (2, TIMED_OUT)],
+        ]);
+        assert_eq!(verdicts(&skipped, &fin()), ["no-lost-wakeup"]);
+        let woken = cat(vec![
+            vec![check.clone()],
+            sleep(2, CQ),
+            vec![uncongest.clone(), wake(3, CQ, 0b100, 0b100), (2, Ev::Kernel(K::Woken))],
+        ]);
+        assert!(verdicts(&woken, &fin()).is_empty());
+        // Sleeping forever on congestion_wqh is lost whatever came before.
+        let forever = cat(vec![vec![check.clone()], sleep(2, CQ), vec![(2, Ev::Kernel(K::SleptForever))]]);
+        assert_eq!(verdicts(&forever, &fin()), ["no-lost-wakeup"]);
+        // The timer beat the scan, which came later: a fair race.
+        let fair = cat(vec![vec![check], sleep(2, CQ), vec![uncongest, (2, TIMED_OUT), wake(3, CQ, 0, 0)]]);
+        assert!(verdicts(&fair, &fin()).is_empty());
+    }
+
+    #[test]
+    fn online_a_kswapd_asleep_forever_is_a_lost_wakeup_once_its_owner_releases_even_later() {
+        let ev = |release: bool| {
+            cat(vec![
+                vec![(0, Ev::Proto(R::CmpxchgWon { node: 0, prev: NUMA_NO_NODE })), (1, lost(1, 0))],
+                sleep(1, Q),
+                vec![(1, Ev::Kernel(K::SleptForever))],
+                if release { balanced_release(0) } else { vec![] },
+            ])
+        };
+        assert_eq!(verdicts(&ev(true), &fin()), ["no-lost-wakeup"]);
+        let owned = FinalState { kswapd_exclusive: 0, ..fin() };
+        assert_eq!(verdicts(&ev(false), &owned), ["exclusive-released"]);
+    }
+
+    #[test]
+    fn online_two_sleepers_wait_for_one_wakers_scan() {
+        // kswapd1 and direct reclaim both lose to node 0 (as kswapd losers would); both time
+        // out after the release and before the scan.
+        let ev = |scan: bool| {
+            cat(vec![
+                vec![(0, Ev::Proto(R::CmpxchgWon { node: 0, prev: NUMA_NO_NODE })), (1, lost(1, 0)), (2, lost(1, 0))],
+                sleep(1, Q),
+                sleep(2, Q),
+                balanced_release(0),
+                vec![(1, TIMED_OUT), (2, TIMED_OUT)],
+                if scan { vec![wake(0, Q, 0, 0)] } else { vec![] },
+            ])
+        };
+        assert!(verdicts(&ev(true), &fin()).is_empty());
+        assert_eq!(verdicts(&ev(false), &fin()), ["no-lost-wakeup"]);
+    }
+
+    #[test]
+    fn online_congested_cleared_at_the_end() {
+        let balanced = vec![
+            (1, Ev::Proto(R::CongestedSet { node: 1 })),
+            (1, Ev::Proto(R::ZoneBalanced { node: 1, by_kswapd: true })),
+        ];
+        let still_set = FinalState { congested: vec![false, true], ..fin() };
+        assert_eq!(verdicts(&balanced, &still_set), ["congested-cleared"]);
+        assert!(verdicts(&balanced, &fin()).is_empty());
+        // Near miss: set again after the balanced path.
+        let reset = cat(vec![balanced.clone(), vec![(2, Ev::Proto(R::CongestedSet { node: 1 }))]]);
+        assert!(verdicts(&reset, &still_set).is_empty());
+        // Never balanced: nothing is claimed.
+        assert!(verdicts(&balanced[..1], &still_set).is_empty());
+    }
+
+    #[test]
+    fn online_progress_and_lock_released() {
+        assert_eq!(verdicts(&[(0, Ev::Kernel(K::Livelock { period: 1 }))], &fin()), ["progress"]);
+        assert_eq!(verdicts(&[(0, Ev::Kernel(K::StepBound { steps: 9 }))], &fin()), ["progress"]);
+        assert_eq!(verdicts(&[(0, Ev::Kernel(K::LockLeaked { lock: TREE_LOCK }))], &fin()), ["lock-released"]);
+        assert_eq!(verdicts(&[(0, Ev::Kernel(K::LockRecursion { lock: TREE_LOCK }))], &fin()), ["lock-released"]);
+        let paired = vec![
+            (0, Ev::Kernel(K::LockAcquired { lock: TREE_LOCK, trylock: false })),
+            (0, Ev::Kernel(K::LockReleased { lock: TREE_LOCK })),
+        ];
+        assert!(verdicts(&paired, &fin()).is_empty());
     }
 }

@@ -1,6 +1,10 @@
 //! Shared by the scenario test binaries: run one scenario file with the engines of one
 //! family, require the expected verdict, and require that its counterexample replays to
 //! the identical trace.
+//!
+//! Every execution is also checked by the online monitors, which must agree with the trace
+//! monitors on it (`RunOptions::check_online`; a disagreement is an `error` verdict).
+//! `MMCHECK_CHECK_ONLINE=0` turns that off (to measure what it costs).
 
 #![allow(dead_code)]
 
@@ -23,6 +27,12 @@ pub fn scenarios_dir() -> PathBuf {
 /// single-threaded figure without asking every caller for `--test-threads 1`.
 static LOOM_SERIAL: Mutex<()> = Mutex::new(());
 
+/// Whether the scenario tests compare the online monitors with the trace monitors (yes, unless
+/// `MMCHECK_CHECK_ONLINE=0`).
+pub fn check_online() -> bool {
+    std::env::var("MMCHECK_CHECK_ONLINE").map_or(true, |v| v != "0")
+}
+
 /// `family`: "loom" runs the scenario's loom engine, "shuttle" its shuttle engines,
 /// "stateful" its stateful engine.
 pub fn scenario_test(rel: &str, family: &str) {
@@ -32,13 +42,14 @@ pub fn scenario_test(rel: &str, family: &str) {
     let engines: Vec<Engine> =
         sc.engines.iter().copied().filter(|e| matches!(e, Engine::Loom { .. }) == (family == "loom")).collect();
     assert!(!engines.is_empty(), "{rel}: no {family} engine");
-    let opts = RunOptions { engine_override: Some(engines), ..RunOptions::default() };
+    let opts = RunOptions { engine_override: Some(engines), check_online: check_online(), ..RunOptions::default() };
     let r = check(&sc, &opts);
+    let online: u64 = r.runs.iter().map(|x| x.outcome.online_checked).sum();
     // Written straight to stderr, past libtest's capture, so that `cargo test` shows how
     // many executions every check explored even when it passes.
     let _ = writeln!(
         std::io::stderr().lock(),
-        "    {rel}: {} on {}: {} executions{}, {:.2} s (expected {})",
+        "    {rel}: {} on {}: {} executions{}, {online} cross-checked online, {:.2} s (expected {})",
         r.verdict.label(),
         r.engine_label(),
         r.executions(),

@@ -706,6 +706,8 @@ impl<M: Checked> Search<'_, M> {
             first_violation: self.st.first_violation,
             coverage: self.st.coverage,
             error: self.error,
+            // The online monitors are this engine's only monitors: nothing to compare.
+            online_checked: 0,
             stats: Some(stats),
         }
     }
