@@ -66,7 +66,7 @@ fn stateful(c: &mut Criterion) {
     let mut g = c.benchmark_group("stateful_states");
     g.sample_size(10).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(5));
     for (label, rel) in [
-        ("kswapd_2kswapd_writer", "kswapd-stall/recheck-2kswapd-writer-unbounded.toml"),
+        ("kswapd_2kswapd_writer", "kswapd-stall/recheck-2kswapd-writer-stateful.toml"),
         ("compaction_holders_killer_resched", "compaction/fatal-fix-both-locks-killer-pb3.toml"),
     ] {
         let sc = load(rel);

@@ -197,6 +197,11 @@ fn judge(sc: &Scenario, o: &Outcome) -> Verdict {
         };
         return Verdict::Violation(inv);
     }
+    if let Some((inv, _)) = o.violated.iter().next() {
+        // Every engine keeps a counterexample for what it counts; a count without one is the
+        // engine's failure, never a pass.
+        return Verdict::Error(format!("{} counted violations of {inv} but kept no counterexample", o.engine));
+    }
     if !o.complete {
         return Verdict::Incomplete;
     }

@@ -66,11 +66,11 @@ struct TEntry {
 
 /// The first violation the depth-first search met: what to make shortest.
 enum Target {
-    /// A safety violation of this invariant, found at this depth.
-    Safety { invariant: &'static str, depth: usize },
+    /// A safety violation of this invariant, found at the end of this schedule.
+    Safety { invariant: &'static str, path: Vec<u8> },
     /// A fair cycle: the states of its component, the tasks that must move in it, and the
-    /// depth of the component's root.
-    Cycle { members: FpSet, must_move: u32, depth: usize },
+    /// schedule that leads to the component's root.
+    Cycle { members: FpSet, must_move: u32, path: Vec<u8> },
 }
 
 /// What one probe (a replay of a schedule, then one step) saw.
@@ -247,11 +247,16 @@ impl<M: Checked> Dfs<'_, M> {
         }
     }
 
-    /// A safety violation found at the current depth.
+    /// The schedule of the search path (the choice taken at every state on it).
+    fn path(&self) -> Vec<u8> {
+        self.frames.iter().map(|f| f.chosen).collect()
+    }
+
+    /// A safety violation found by the transition the search path ends with.
     fn found(&mut self, ids: &[&'static str]) {
         if self.target.is_none() {
             if let Some(inv) = self.decisive(ids) {
-                self.target = Some(Target::Safety { invariant: inv, depth: self.frames.len() });
+                self.target = Some(Target::Safety { invariant: inv, path: self.path() });
             }
         }
     }
@@ -379,7 +384,7 @@ impl<M: Checked> Dfs<'_, M> {
                         self.target = Some(Target::Cycle {
                             members: members.iter().map(|m| m.fp).collect(),
                             must_move: self.tasks_mask & !disabled,
-                            depth: self.frames.len(),
+                            path: self.path(),
                         });
                     }
                 }
@@ -535,9 +540,11 @@ impl<M: Checked> Search<'_, M> {
         &mut self,
         start: &[u8],
         max_len: usize,
+        budget: u64,
         allowed: &dyn Fn(u64) -> bool,
         goal: &dyn Fn(&Probe, u32) -> bool,
     ) -> Option<Vec<u8>> {
+        let limit = self.runner.executions.saturating_add(budget);
         let (fp0, en0) = self.probe(start).state?;
         let mut seen: HashSet<(u64, u32)> = HashSet::new();
         let mut queue: VecDeque<(u32, u32, Vec<u8>)> = VecDeque::new();
@@ -546,6 +553,9 @@ impl<M: Checked> Search<'_, M> {
         while let Some((enabled, moved, path)) = queue.pop_front() {
             if path.len() >= max_len {
                 continue;
+            }
+            if self.runner.executions >= limit {
+                return None;
             }
             let mut e = enabled;
             while e != 0 {
@@ -648,22 +658,28 @@ impl<M: Checked> Search<'_, M> {
         }
     }
 
-    /// The shortest counterexample for what the depth-first search found.
+    /// The shortest counterexample for what the depth-first search found: a breadth-first
+    /// pass, given as many executions as the depth-first search took transitions (and at least
+    /// 20,000); if it runs out, the depth-first search's own schedule (not always the shortest).
     fn shortest(&mut self) -> Option<Found> {
+        let budget = self.st.transitions.max(20_000);
         match self.st.target.take()? {
-            Target::Safety { invariant, depth } => {
-                let path = self.bfs(&[], depth + 1, &|_| true, &|p, _| p.violated.contains(&invariant))?;
+            Target::Safety { invariant, path } => {
+                let short = self.bfs(&[], path.len(), budget, &|_| true, &|p, _| p.violated.contains(&invariant));
+                let path = short.unwrap_or(path);
                 let r = self.record(&path, None);
                 Some(self.report(r, path, None))
             }
-            Target::Cycle { members, must_move, depth } => {
+            Target::Cycle { members, must_move, path } => {
                 let inside = |fp: u64| members.contains(&fp);
                 // The shortest way into the component.
-                let prefix = self.bfs(&[], depth + 1, &|_| true, &|p, _| p.state.is_some_and(|(fp, _)| inside(fp)))?;
+                let prefix = self
+                    .bfs(&[], path.len() + 1, budget, &|_| true, &|p, _| p.state.is_some_and(|(fp, _)| inside(fp)))
+                    .unwrap_or(path);
                 let entry = self.probe(&prefix).state?.0;
                 // The shortest fair cycle through the entry: back to it, every task that must
-                // move having moved.
-                let cycle = self.bfs(&prefix, members.len() * 32 + 32, &inside, &|p, moved| {
+                // move having moved (inside the component, which is small).
+                let cycle = self.bfs(&prefix, members.len() * 32 + 32, u64::MAX, &inside, &|p, moved| {
                     p.state.is_some_and(|(fp, _)| fp == entry) && moved & must_move == must_move
                 })?;
                 let mut choices = prefix.clone();
@@ -682,7 +698,18 @@ impl<M: Checked> Search<'_, M> {
         } else {
             self.dfs();
             if self.error.is_none() {
+                let what = match &self.st.target {
+                    Some(Target::Safety { invariant, .. }) => Some(*invariant),
+                    Some(Target::Cycle { .. }) => Some(M::PROGRESS.name()),
+                    None => None,
+                };
                 found = self.shortest();
+                if let (Some(inv), None) = (what, &found) {
+                    self.error = Some(format!(
+                        "the search found a violation of {inv} but replaying it did not reproduce it (a \
+                         nondeterminism in the model, or an engine bug)"
+                    ));
+                }
             }
         }
         let complete =
