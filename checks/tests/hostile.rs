@@ -763,30 +763,16 @@ fn a_closed_pipe_on_stdout_ends_quietly_not_in_a_panic() {
     let t = TempDir::new("pipe");
     t.file("s/quick.toml", QUICK);
     for args in [&["check", "s"][..], &["selftest", "--list"], &["check", "--json", "s"]] {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_mmcheck"))
-            .args(args)
-            .current_dir(t.path())
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("mmcheck starts");
-        // Close the reading end before mmcheck has written anything.
-        drop(child.stdout.take());
-        let mut err = child.stderr.take().unwrap();
-        let err_t = std::thread::spawn(move || {
-            let mut v = Vec::new();
-            let _ = err.read_to_end(&mut v);
-            v
-        });
-        let argv: Vec<std::ffi::OsString> = args.iter().map(|a| a.into()).collect();
-        let status = wait_20s(&mut child, &argv, t.path());
-        let err = text(&err_t.join().unwrap());
+        // A pipe whose reading end is closed before mmcheck starts: its first write fails.
+        let (reader, writer) = std::io::pipe().expect("a pipe");
+        drop(reader);
+        let o = mmcheck_to(t.path(), args, Some(Stdio::from(writer)));
+        let err = text(&o.stderr);
         assert!(!err.contains("panicked"), "{args:?}: {err}");
         // Killed by SIGPIPE, as Unix tools are; or, with SIGPIPE blocked, exit 2 with a message.
-        let quiet = status.signal() == Some(13) && err.is_empty();
-        let reported = status.code() == Some(2) && err.contains("cannot write to standard output");
-        assert!(quiet || reported, "{args:?}: {status:?}\n{err}");
+        let quiet = o.status.signal() == Some(13) && err.is_empty();
+        let reported = o.status.code() == Some(2) && err.contains("cannot write to standard output");
+        assert!(quiet || reported, "{args:?}: {:?}\n{err}", o.status);
     }
 }
 
