@@ -409,6 +409,10 @@ impl<'t> Table<'t> {
     }
 }
 
+/// The most errors reported for one file (a file of thousands of unknown keys is not a
+/// scenario; the rest are counted).
+pub const MAX_ERRORS: usize = 50;
+
 /// The top-level keys.
 const TOP_KEYS: &[&str] =
     &["model", "variant", "name", "description", "mutation", "thread", "params", "explore", "check", "expect"];
@@ -522,6 +526,16 @@ pub fn parse_all_with(reg: &Registry, path: &Path, text: &str) -> Result<Scenari
     if !ctx.errors.is_empty() {
         let mut errors = ctx.errors;
         errors.sort_by_key(|e| e.line.unwrap_or(usize::MAX));
+        if errors.len() > MAX_ERRORS {
+            let more = errors.len() - MAX_ERRORS;
+            errors.truncate(MAX_ERRORS);
+            errors.push(ScenarioError {
+                file: path.to_path_buf(),
+                line: None,
+                field: None,
+                message: format!("and {more} more errors (is this a scenario file?)"),
+            });
+        }
         return Err(errors);
     }
     let (Some(spec), Some(explore), Some(expect)) = (spec, explore, expect) else {

@@ -599,3 +599,15 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_file_of_many_errors_reports_the_first_fifty_and_counts_the_rest() {
+    let keys: String = (0..500).map(|i| format!("k{i} = {i}\n")).collect();
+    // 500 unknown keys in [expect].
+    let es = errs(&format!("{GOOD}{keys}"));
+    assert_eq!(es[0].field.as_deref(), Some("expect.k0"), "{}", es[0]);
+    assert_eq!(es.len(), mmcheck::scenario::MAX_ERRORS + 1);
+    let last = es.last().unwrap();
+    assert_eq!((last.line, last.field.as_deref()), (None, None));
+    assert_eq!(last.message, "and 450 more errors (is this a scenario file?)");
+}
