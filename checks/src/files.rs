@@ -236,6 +236,15 @@ fn too_large(path: &Path, len: u64, at_least: bool) -> FileError {
     )
 }
 
+/// Whether `a` and `b` name the same file (through any path or link): the same (device, inode)
+/// on Unix. False when either cannot be read.
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    match (fs::metadata(a), fs::metadata(b)) {
+        (Ok(ma), Ok(mb)) => key(a, &ma) == key(b, &mb),
+        _ => false,
+    }
+}
+
 // ---------------------------------------------------------------- collect
 
 struct Walk {

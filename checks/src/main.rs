@@ -125,6 +125,8 @@ fn default_sigpipe() {}
 enum CliError {
     /// Flags or arguments that cannot work together, or a bad value.
     Usage(String),
+    /// Several bad flags: one message each, one line each.
+    Flags(Vec<String>),
     /// Scenario files that cannot be read or parsed: every error, one per line.
     Scenarios(Vec<ScenarioError>),
     /// A run on real threads stopped.
@@ -142,19 +144,44 @@ impl CliError {
     }
     fn report(&self) {
         match self {
-            CliError::Usage(m) | CliError::Output(m) => eprintln!("mmcheck: {m}"),
-            CliError::Scenarios(es) => {
-                for e in es {
-                    eprintln!("mmcheck: {e}");
-                }
-            }
-            CliError::Run(e) => eprintln!("mmcheck: {e}"),
+            CliError::Usage(m) | CliError::Output(m) => warn(m),
+            CliError::Flags(ms) => ms.iter().for_each(warn),
+            CliError::Scenarios(es) => es.iter().for_each(warn),
+            CliError::Run(e) => warn(e),
         }
     }
 }
 
+/// `mmcheck: MESSAGE` on standard error. A failed write is ignored: there is nowhere left to
+/// report it (`eprintln!` would panic).
+fn warn(message: impl std::fmt::Display) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "mmcheck: {message}");
+}
+
 /// What a command concluded: everything as expected (exit 0) or not (exit 1).
 type Done = Result<bool, CliError>;
+
+/// Write `text` to standard output and flush it. Every write to stdout goes through here (or
+/// [`emit`]): `println!` panics when the write fails (a full disk, a closed pipe with SIGPIPE
+/// ignored), this returns [`CliError::Output`].
+fn emit_raw(text: &str) -> Result<(), CliError> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(|e| CliError::Output(format!("cannot write to standard output: {e}")))
+}
+
+/// One line (or several) of standard output, as `println!` would print it.
+fn emit(text: impl std::fmt::Display) -> Result<(), CliError> {
+    emit_raw(&format!("{text}\n"))
+}
+
+/// `value` as one line of JSON.
+fn emit_json(value: &impl serde::Serialize) -> Result<(), CliError> {
+    emit(serde_json::to_string(value).map_err(|e| CliError::Output(format!("cannot serialise JSON: {e}")))?)
+}
 
 fn main() -> ExitCode {
     default_sigpipe();
@@ -215,9 +242,9 @@ fn load_all(reg: &Registry, paths: &[PathBuf]) -> Result<Vec<Scenario>, CliError
     let mut errors: Vec<ScenarioError> = Vec::new();
     let mut out = Vec::new();
     for f in files {
-        match scenario::load_with(reg, &f) {
+        match scenario::load_all_with(reg, &f) {
             Ok(s) => out.push(s),
-            Err(e) => errors.push(e),
+            Err(es) => errors.extend(es),
         }
     }
     if !errors.is_empty() {
@@ -275,19 +302,18 @@ fn cmd_check(
         })?),
     };
     if let Some(e) = engine {
+        // Every file the engine cannot run, one line each.
+        let mut refused = Vec::new();
         for sc in &scenarios {
-            for en in mmcheck::check::engines_named(sc, e) {
-                if sc.spec.tasks() > en.max_threads() {
-                    return Err(CliError::Usage(format!(
-                        "{}: --engine {}: {} threads, but {} runs at most {}",
-                        show_path(&sc.file),
-                        e.name(),
-                        sc.spec.tasks(),
-                        en.name(),
-                        en.max_threads()
-                    )));
-                }
+            let tasks = sc.spec.tasks();
+            if let Some(why) =
+                mmcheck::check::engines_named(sc, e).into_iter().find_map(|en| scenario::engine_refusal(en, tasks))
+            {
+                refused.push(format!("{}: --engine {}: {why}", show_path(&sc.file), e.name()));
             }
+        }
+        if !refused.is_empty() {
+            return Err(CliError::Flags(refused));
         }
     }
     let mut replay_engines = None;
@@ -306,6 +332,19 @@ fn cmd_check(
                 escape_control(tok)
             )));
         };
+        if let (Some(e), Some(own)) = (engine, t.engine_name()) {
+            if e != EngineName::All && e != own {
+                return Err(CliError::Usage(format!(
+                    "{}: --replay: token {} was made by the {} engine, and --engine {} cannot replay it \
+                     (leave out --engine, or give --engine {})",
+                    show_path(&sc.file),
+                    escape_control(tok),
+                    own.name(),
+                    e.name(),
+                    own.name()
+                )));
+            }
+        }
         // The engine the token was made by: the one --engine names, or else the scenario's,
         // or else the token's own (a stateful token for a loom scenario, say).
         let engines = match engine {
@@ -313,7 +352,12 @@ fn cmd_check(
             None => {
                 let mut es = sc.engines.clone();
                 if let Some(own) = t.engine_name() {
-                    es.extend(mmcheck::check::engines_named(sc, own));
+                    for e in mmcheck::check::engines_named(sc, own) {
+                        // (Once each: the scenario's own engine would replay twice.)
+                        if !es.contains(&e) {
+                            es.push(e);
+                        }
+                    }
                 }
                 es
             }
@@ -335,9 +379,8 @@ fn cmd_check(
     opts.progress = progress;
 
     let mut reports: Vec<Report> = Vec::new();
-    if !json {
-        println!("{}", table_header());
-    }
+    // Printed with the first row: a replay refused after its exploration prints nothing.
+    let mut header = !json;
     for sc in &scenarios {
         tracing::info!(scenario = %sc.name, file = %sc.file.display(), "checking");
         let mut opts = opts.clone();
@@ -356,7 +399,7 @@ fn cmd_check(
                     b.finish_and_clear();
                 }
                 return Err(CliError::Usage(format!(
-                    "{}: --replay: the exploration has only {} executions, no execution {}",
+                    "{}: --replay: the exploration has only {} executions; there is no {}",
                     show_path(&r.scenario.file),
                     r.executions(),
                     t.replay_label()
@@ -367,13 +410,15 @@ fn cmd_check(
             b.set_message(String::new());
         }
         if json {
-            println!("{}", serde_json::to_string(&r.to_json()).expect("serialisable"));
+            emit_json(&r.to_json())?;
         } else {
-            let row = format!("{}\n{}", table_row(&r), coverage_line(&r));
-            if let Some(b) = &bar {
-                b.suspend(|| println!("{row}"));
-            } else {
-                println!("{row}");
+            let mut row = format!("{}\n{}", table_row(&r), coverage_line(&r));
+            if std::mem::take(&mut header) {
+                row = format!("{}\n{row}", table_header());
+            }
+            match &bar {
+                Some(b) => b.suspend(|| emit(&row))?,
+                None => emit(&row)?,
             }
         }
         reports.push(r);
@@ -385,18 +430,18 @@ fn cmd_check(
         for r in &reports {
             let show = opts.replay.is_some() || !r.matched || traces;
             if show {
-                print_detail(r, verbose);
+                print_detail(r, verbose)?;
             }
         }
         let bad = reports.iter().filter(|r| !r.matched).count();
-        println!("\n{} scenario(s), {} as expected, {} not", reports.len(), reports.len() - bad, bad);
+        emit(format_args!("\n{} scenario(s), {} as expected, {} not", reports.len(), reports.len() - bad, bad))?;
     }
     if let Some(t) = &opts.replay {
         // A replay succeeds when it reproduces a counterexample.
         let r = &reports[0];
         let found = r.runs.first().and_then(|run| run.outcome.found.as_ref());
         if found.is_some_and(|f| f.violations.is_empty()) {
-            eprintln!("mmcheck: {}: {} violates no invariant", show_path(&r.scenario.file), t.replay_label());
+            warn(format_args!("{}: {} violates no invariant", show_path(&r.scenario.file), t.replay_label()));
             return Ok(false);
         }
         return Ok(true);
@@ -450,17 +495,20 @@ fn coverage_line(r: &Report) -> String {
     format!("    coverage: {}", parts.join(" "))
 }
 
-fn print_detail(r: &Report, verbose: bool) {
+fn print_detail(r: &Report, verbose: bool) -> Result<(), CliError> {
     let name = escape_control(&r.scenario.name);
-    println!();
+    emit("")?;
     match &r.verdict {
-        Verdict::Vacuous(missing) => {
-            println!("{}: vacuous pass: never reached {} in {} executions", name, missing.join(", "), r.executions())
-        }
-        Verdict::Disagreement(d) => println!("{}: engines disagree: {d}", name),
-        Verdict::Error(e) => println!("{}: engine error: {e}", name),
+        Verdict::Vacuous(missing) => emit(format_args!(
+            "{}: vacuous pass: never reached {} in {} executions",
+            name,
+            missing.join(", "),
+            r.executions()
+        ))?,
+        Verdict::Disagreement(d) => emit(format_args!("{}: engines disagree: {d}", name))?,
+        Verdict::Error(e) => emit(format_args!("{}: engine error: {e}", name))?,
         Verdict::Incomplete => match r.stateful() {
-            Some(st) => println!(
+            Some(st) => emit(format_args!(
                 "{}: incomplete: stopped by the {} after {} states, {} transitions, depth {} ({} MiB); not a pass",
                 name,
                 st.stopped_by.unwrap_or("time limit"),
@@ -468,24 +516,25 @@ fn print_detail(r: &Report, verbose: bool) {
                 st.transitions,
                 st.max_depth,
                 st.memory_bytes >> 20
-            ),
-            None => println!("{}: stopped at the time limit before the exploration was complete", name),
+            ))?,
+            None => emit(format_args!("{}: stopped at the time limit before the exploration was complete", name))?,
         },
         _ => {}
     }
     if let Some(ce) = r.counterexample(verbose) {
-        print!("{ce}");
+        emit_raw(&ce)?;
     } else if r.verdict == Verdict::Pass {
-        println!("{}: pass, {} executions; expected {}", name, r.executions(), r.expected_label());
+        emit(format_args!("{}: pass, {} executions; expected {}", name, r.executions(), r.expected_label()))?;
     }
+    Ok(())
 }
 
 fn cmd_matrix(reg: &Registry, model: Option<String>, paths: Vec<PathBuf>, json: bool) -> Done {
-    let models: Vec<&'static dyn AnyModel> = match &model {
+    let mut models: Vec<&'static dyn AnyModel> = match &model {
         None => reg.models().to_vec(),
-        Some(m) => vec![reg
-            .find(m)
-            .ok_or_else(|| CliError::Usage(format!("--model: unknown model \"{m}\" ({})", reg.names().join(", "))))?],
+        Some(m) => vec![reg.find(m).ok_or_else(|| {
+            CliError::Usage(format!("--model: unknown model \"{}\" ({})", escape_control(m), reg.names().join(", ")))
+        })?],
     };
     let paths = if paths.is_empty() {
         default_scenario_paths().into_iter().filter(|p| p.file_name().is_some_and(|n| n != "mutants")).collect()
@@ -493,43 +542,79 @@ fn cmd_matrix(reg: &Registry, model: Option<String>, paths: Vec<PathBuf>, json: 
         paths
     };
     let scenarios = load_all(reg, &paths)?;
-    let (bar, progress) = progress_bar(!json && std::io::stderr().is_terminal());
-    let opts = RunOptions { progress, ..RunOptions::default() };
-    let reports: Vec<Report> = scenarios
+    let chosen: Vec<&Scenario> = scenarios
         .iter()
         .filter(|s| models.iter().any(|m| m.name() == s.model().name()) && s.spec.mutation().is_none())
-        .map(|s| check(s, &opts))
         .collect();
+    if chosen.is_empty() {
+        let names: Vec<&str> = models.iter().map(|m| m.name()).collect();
+        return Err(CliError::Usage(format!(
+            "matrix: nothing to decide: no {} scenario without a mutation among the {} file(s) given (mutants are \
+             left out of the matrix); name scenario files or folders of that model",
+            names.join(" or "),
+            scenarios.len()
+        )));
+    }
+    // Without --model, only the models the files are about.
+    if model.is_none() {
+        models.retain(|m| chosen.iter().any(|s| s.model().name() == m.name()));
+    }
+    let (bar, progress) = progress_bar(!json && std::io::stderr().is_terminal());
+    let opts = RunOptions { progress, ..RunOptions::default() };
+    let reports: Vec<Report> = chosen.iter().map(|s| check(s, &opts)).collect();
     if let Some(b) = bar {
         b.finish_and_clear();
     }
-    for m in models {
-        let mx = mmcheck::matrix::build(m, &reports);
+    let matrices: Vec<mmcheck::matrix::Matrix> = models.iter().map(|m| mmcheck::matrix::build(*m, &reports)).collect();
+    if matrices.iter().all(|mx| mx.cells.is_empty()) {
+        return Err(CliError::Usage(format!(
+            "matrix: nothing to decide: every cell is empty ({} scenario(s) checked; a cell needs a violation, or an \
+             exhaustive exploration (loom, shuttle-dfs or stateful) that completes); add such scenarios",
+            reports.len()
+        )));
+    }
+    for mx in &matrices {
         if json {
-            println!("{}", serde_json::to_string(&mx).expect("serialisable"));
+            emit_json(mx)?;
         } else {
-            println!("{}", mmcheck::matrix::render(&mx));
+            emit(mmcheck::matrix::render(mx))?;
         }
     }
     let all = reports.iter().all(|r| r.matched);
     if !all {
-        eprintln!("mmcheck: some scenarios did not get their expected verdict (run mmcheck check for details)");
+        warn("some scenarios did not get their expected verdict (run mmcheck check for details)");
     }
     Ok(all)
 }
 
 fn cmd_selftest(reg: &Registry, list: bool, dir: Option<PathBuf>, json: bool) -> Done {
     if list {
-        println!("{:<32} {:<13} {:<22} what it changes", "mutant", "model", "caught by");
+        if !json {
+            emit(format_args!("{:<32} {:<13} {:<22} what it changes", "mutant", "model", "caught by"))?;
+        }
         for model in reg.models() {
             for m in model.mutations() {
-                println!("{:<32} {:<13} {:<22} {}", m.name, m.model, m.targets, m.description);
+                if json {
+                    emit_json(&serde_json::json!({
+                        "name": m.name, "model": m.model, "targets": m.targets, "description": m.description,
+                    }))?;
+                } else {
+                    emit(format_args!("{:<32} {:<13} {:<22} {}", m.name, m.model, m.targets, m.description))?;
+                }
             }
         }
         return Ok(true);
     }
     let dir = dir.unwrap_or_else(|| scenarios_root().join("mutants"));
-    let scenarios = mmcheck::selftest::load_mutant_scenarios(reg, &dir).map_err(|e| CliError::Scenarios(vec![e]))?;
+    let scenarios = load_all(reg, std::slice::from_ref(&dir))?;
+    if !scenarios.iter().any(|s| s.spec.mutation().is_some()) {
+        return Err(CliError::Usage(format!(
+            "{}: nothing to decide: no mutant scenario among its {} file(s) (a mutant scenario names a seeded bug: \
+             mutation = \"NAME\", see mmcheck selftest --list); name the folder of the mutant scenarios with --dir",
+            show_path(&dir),
+            scenarios.len()
+        )));
+    }
     let (bar, progress) = progress_bar(!json && std::io::stderr().is_terminal());
     let opts = RunOptions { progress, ..RunOptions::default() };
     let results = mmcheck::selftest::run(reg, &scenarios, &opts);
@@ -538,21 +623,20 @@ fn cmd_selftest(reg: &Registry, list: bool, dir: Option<PathBuf>, json: bool) ->
     }
     if json {
         for r in &results {
-            let v = serde_json::json!({
+            emit_json(&serde_json::json!({
                 "mutant": r.mutation.name, "model": r.mutation.model, "targets": r.mutation.targets,
                 "caught_by": r.caught_by, "executions_to_catch": r.executions_to_catch, "engine": r.engine,
                 "scenario": r.scenario, "mutation_ran": r.mutation_ran, "unmutated_violates": r.unmutated_violates,
                 "killed": r.killed,
-            });
-            println!("{v}");
+            }))?;
         }
     } else {
-        println!(
+        emit(format_args!(
             "{:<32} {:<13} {:<22} {:<22} {:>10}  {:<10} {:<4} {:<9} status",
             "mutant", "model", "targets", "caught by", "execs", "engine", "ran", "unmutated"
-        );
+        ))?;
         for r in &results {
-            println!(
+            emit(format_args!(
                 "{:<32} {:<13} {:<22} {:<22} {:>10}  {:<10} {:<4} {:<9} {}",
                 r.mutation.name,
                 r.mutation.model,
@@ -567,10 +651,10 @@ fn cmd_selftest(reg: &Registry, list: bool, dir: Option<PathBuf>, json: bool) ->
                     None => "-",
                 },
                 r.status()
-            );
+            ))?;
         }
         let alive = results.iter().filter(|r| !r.killed).count();
-        println!("\n{} mutant(s), {} killed, {} survived", results.len(), results.len() - alive, alive);
+        emit(format_args!("\n{} mutant(s), {} killed, {} survived", results.len(), results.len() - alive, alive))?;
     }
     Ok(results.iter().all(|r| r.killed))
 }
@@ -612,37 +696,103 @@ struct RunArgs {
 
 fn cmd_run(reg: &Registry, files: Vec<PathBuf>, variants: Vec<String>, a: RunArgs, json: bool, compare: bool) -> Done {
     let RunArgs { iterations, threads_scale, jiffy_us, work, hold_spins, delay, seed, iteration_cap, svg } = a;
+    let cmd = if compare { "compare" } else { "run" };
     if files.is_empty() {
-        return Err(CliError::Usage("name at least one scenario file".into()));
+        return Err(CliError::Usage(format!("{cmd}: name at least one scenario file")));
     }
-    if !(1..=10_000_000).contains(&iterations)
-        || !(1..=8).contains(&threads_scale)
-        || !(1..=1_000_000).contains(&jiffy_us)
-        || !(1..=100_000).contains(&work)
-        || !(0.001..=86_400.0).contains(&iteration_cap)
-    {
-        return Err(CliError::Usage(
-            "out of range: --iterations 1..=10000000, --threads-scale 1..=8, --jiffy-us 1..=1000000, --work 1..=100000, --iteration-cap 0.001..=86400".into(),
-        ));
-    }
-    let mut delays = Vec::new();
+    // Every bad flag, one message each.
+    let mut bad = Vec::new();
+    let mut range = |flag: &str, value: String, ok: bool, range: &str| {
+        if !ok {
+            bad.push(format!("{flag} {value}: out of range {range}"));
+        }
+    };
+    range("--iterations", iterations.to_string(), (1..=10_000_000).contains(&iterations), "1..=10000000");
+    range("--threads-scale", threads_scale.to_string(), (1..=8).contains(&threads_scale), "1..=8");
+    range("--jiffy-us", jiffy_us.to_string(), (1..=1_000_000).contains(&jiffy_us), "1..=1000000");
+    range("--work", work.to_string(), (1..=100_000).contains(&work), "1..=100000");
+    range("--iteration-cap", iteration_cap.to_string(), (0.001..=86_400.0).contains(&iteration_cap), "0.001..=86400");
+    let mut delays: Vec<(String, std::time::Duration)> = Vec::new();
     for d in &delay {
         let parsed = d.split_once('=').and_then(|(k, v)| {
-            v.trim().parse::<u64>().ok().filter(|us| *us <= 1_000_000).map(|us| (k.trim().to_string(), us))
+            let k = k.trim();
+            let us = v.trim().parse::<u64>().ok().filter(|us| *us <= 1_000_000)?;
+            (!k.is_empty()).then(|| (k.to_string(), us))
         });
         match parsed {
+            Some((k, _)) if delays.iter().any(|(seen, _)| *seen == k) => bad.push(format!(
+                "--delay {}: kind \"{}\" is given twice; give each kind one delay",
+                escape_control(d),
+                escape_control(&k)
+            )),
             Some((k, us)) => delays.push((k, std::time::Duration::from_micros(us))),
-            None => {
-                return Err(CliError::Usage(format!(
-                    "--delay: \"{d}\" is not KIND=US (microseconds, at most 1000000), e.g. bdi=300"
-                )));
-            }
+            None => bad.push(format!(
+                "--delay {}: not KIND=US (a role kind and microseconds, at most 1000000), e.g. bdi=300",
+                escape_control(d)
+            )),
         }
     }
-    // Each FILE on its own: `compare A.toml A.toml` compares a file with itself.
+    if !bad.is_empty() {
+        return Err(CliError::Flags(bad));
+    }
+    for f in &files {
+        if f.is_dir() {
+            return Err(CliError::Usage(format!(
+                "{}: a folder; {cmd} takes scenario files: name a file in it (mmcheck check takes folders)",
+                show_path(f)
+            )));
+        }
+    }
+    for (i, a) in files.iter().enumerate() {
+        if let Some(b) = files[..i].iter().find(|b| mmcheck::files::same_file(a, b)) {
+            return Err(CliError::Usage(format!(
+                "{cmd}: {} and {} are the same file: a file compared with itself shows only noise; name different \
+                 files, or one file with --variants A,B",
+                show_path(b),
+                show_path(a)
+            )));
+        }
+    }
     let mut scenarios = Vec::new();
     for f in &files {
         scenarios.extend(load_all(reg, std::slice::from_ref(f))?);
+    }
+    if let Some(other) = scenarios.iter().find(|s| s.model().name() != scenarios[0].model().name()) {
+        return Err(CliError::Usage(format!(
+            "{cmd}: {} is a {} scenario and {} a {} scenario: the two models share no counters; compare scenarios of \
+             one model",
+            show_path(&scenarios[0].file),
+            scenarios[0].model().name(),
+            show_path(&other.file),
+            other.model().name()
+        )));
+    }
+    // A delay for a kind of thread a file does not have would do nothing there.
+    let mut lacking = Vec::new();
+    for (d, (kind, _)) in delay.iter().zip(&delays) {
+        for sc in &scenarios {
+            let mut kinds = sc.spec.role_kinds();
+            kinds.dedup();
+            let mut uniq: Vec<&str> = Vec::new();
+            for k in kinds {
+                if !uniq.contains(&k) {
+                    uniq.push(k);
+                }
+            }
+            let msg = format!(
+                "--delay {}: {} has no thread of kind \"{}\" (its kinds: {})",
+                escape_control(d),
+                show_path(&sc.file),
+                escape_control(kind),
+                uniq.join(", ")
+            );
+            if !uniq.contains(&kind.as_str()) && !lacking.contains(&msg) {
+                lacking.push(msg);
+            }
+        }
+    }
+    if !lacking.is_empty() {
+        return Err(CliError::Flags(lacking));
     }
     if !variants.is_empty() {
         if scenarios.len() != 1 {
@@ -684,7 +834,7 @@ fn cmd_run(reg: &Registry, files: Vec<PathBuf>, variants: Vec<String>, a: RunArg
     let results = results.map_err(CliError::Run)?;
     let settings = format!(
         "{iterations} iterations on real threads, jiffy {jiffy_us} us, --work {work}, --hold-spins {hold_spins}, --threads-scale {threads_scale}{}",
-        if delay.is_empty() { String::new() } else { format!(", --delay {} (seed {seed})", delay.join(",")) }
+        if delay.is_empty() { String::new() } else { format!(", --delay {} (seed {seed})", escape_control(&delay.join(","))) }
     );
     if json {
         for r in &results {
@@ -695,31 +845,31 @@ fn cmd_run(reg: &Registry, files: Vec<PathBuf>, variants: Vec<String>, a: RunArg
             }
             let v = serde_json::json!({"name": r.name, "variant": r.label, "iterations": r.samples.len(), "seconds": r.seconds,
                 "settings": settings, "violations": r.violations, "counters": counters});
-            println!("{v}");
+            emit(v)?;
         }
     } else {
         if compare {
             let names: Vec<String> = results.iter().map(|r| escape_control(&r.name).into_owned()).collect();
             let mut uniq = names.clone();
             uniq.dedup();
-            println!("{}: {settings}", uniq.join(" vs "));
+            emit(format_args!("{}: {settings}", uniq.join(" vs ")))?;
         } else {
-            println!(
+            emit(format_args!(
                 "{} ({}): {settings}, {:.2} s",
                 escape_control(&results[0].name),
                 results[0].label,
                 results[0].seconds
-            );
+            ))?;
         }
-        print!("{}", mmcheck::runtime::compare_table(&results));
+        emit_raw(&mmcheck::runtime::compare_table(&results))?;
     }
     if let Some(path) = svg {
         let title =
             format!("{}\n{settings}", results.iter().map(|r| r.label.as_str()).collect::<Vec<_>>().join(" vs "));
         std::fs::write(&path, mmcheck::runtime::svg_chart(&results, &title))
-            .map_err(|e| CliError::Output(format!("--svg {}: {e}", path.display())))?;
+            .map_err(|e| CliError::Output(format!("--svg {}: {e}", show_path(&path))))?;
         if !json {
-            println!("chart: {}", path.display());
+            emit(format_args!("chart: {}", show_path(&path)))?;
         }
     }
     Ok(true)

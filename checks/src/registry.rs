@@ -70,8 +70,9 @@ pub trait AnyModel: Send + Sync {
     fn counters(&self) -> &'static [&'static str];
     fn ratios(&self) -> &'static [(&'static str, &'static str)];
     /// Build a spec. Names of variant, mutation, role kinds, invariants are already checked
-    /// against this model's lists; keys and values are checked here.
-    fn build(&'static self, parts: Parts) -> Result<Arc<dyn AnySpec>, FieldError>;
+    /// against this model's lists; keys and values are checked here. On error, every error
+    /// found (each thread's and `[params]`'s keys are checked on their own), never none.
+    fn build(&'static self, parts: Parts) -> Result<Arc<dyn AnySpec>, Vec<FieldError>>;
 }
 
 /// The registry entry of model `M`.
@@ -135,32 +136,44 @@ impl<M: Checked> AnyModel for Entry<M> {
         M::RATIOS
     }
 
-    fn build(&'static self, parts: Parts) -> Result<Arc<dyn AnySpec>, FieldError> {
+    fn build(&'static self, parts: Parts) -> Result<Arc<dyn AnySpec>, Vec<FieldError>> {
         let variant: M::Variant = named(&parts.variant);
         let mutation: Option<M::Mutation> = parts.mutation.as_deref().map(named);
         let kinds: Vec<&str> = parts.threads.iter().map(|(k, _)| k.as_str()).collect();
+        // Each thread's keys, and the keys of [params], are checked on their own: every
+        // error of each is reported.
+        let mut errors = Vec::new();
         let mut roles = Vec::with_capacity(parts.threads.len());
         for (kind, mut f) in parts.threads.iter().map(|(k, f)| (k.as_str(), f.clone())) {
             let rk = M::ROLES.iter().find(|r| r.name == kind).expect("the scenario parser checked the role kind");
-            if let Some(key) = f.keys().find(|k| !rk.keys.contains(k)) {
-                let takes = if rk.keys.is_empty() { "nothing".to_string() } else { rk.keys.join(", ") };
-                return Err(f.error(key, format!("role \"{kind}\" takes no \"{key}\" (it takes: {takes})")));
+            let takes = if rk.keys.is_empty() { "nothing".to_string() } else { rk.keys.join(", ") };
+            let unknown: Vec<String> = f.keys().filter(|k| !rk.keys.contains(k)).map(str::to_string).collect();
+            for key in &unknown {
+                errors.push(f.error(key, format!("role \"{kind}\" takes no \"{key}\" (it takes: {takes})")));
             }
-            roles.push(M::parse_role(kind, &mut f, &kinds)?);
+            match M::parse_role(kind, &mut f, &kinds) {
+                Ok(r) => roles.push(r),
+                Err(e) => errors.push(e),
+            }
         }
         let mut params = parts.params;
-        if let Some(key) = params.keys().find(|k| !M::PARAMS.contains(k)) {
-            let mut takes: Vec<&str> = M::PARAMS.to_vec();
-            takes.push("step_bound");
-            return Err(
-                params.error(key, format!("the {} model takes no \"{key}\" (it takes: {})", M::NAME, takes.join(", ")))
+        let mut takes: Vec<&str> = M::PARAMS.to_vec();
+        takes.push("step_bound");
+        for key in params.keys().filter(|k| !M::PARAMS.contains(k)) {
+            errors.push(
+                params.error(key, format!("the {} model takes no \"{key}\" (it takes: {})", M::NAME, takes.join(", "))),
             );
         }
-        let cfg = M::configure(variant, mutation, roles, &mut params)?;
+        if !errors.is_empty() {
+            return Err(errors);
+        }
+        let cfg = M::configure(variant, mutation, roles, &mut params).map_err(|e| vec![e])?;
         if let Some(m) = mutation {
-            m.applies(&cfg).map_err(|why| FieldError {
-                field: "mutation".into(),
-                message: format!("{} cannot run in this scenario: {why}", m.name()),
+            m.applies(&cfg).map_err(|why| {
+                vec![FieldError {
+                    field: "mutation".into(),
+                    message: format!("{} cannot run in this scenario: {why}", m.name()),
+                }]
             })?;
         }
         let mut spec = Spec::<M>::new(self, cfg);

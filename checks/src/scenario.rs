@@ -6,6 +6,14 @@
 //! The checker's own tables (`[explore]`, `[expect]`, `[check]`) are parsed here; the
 //! model's (`[[thread]]`, `[params]`) reach the model as typed [`Fields`] through the
 //! registry, and its errors come back naming their field.
+//!
+//! Every error of a file is reported ([`parse_all_with`]), not only the first: an unknown
+//! key, a value of the wrong type or out of range, a name that is not the model's, a
+//! duplicate in a list, each table checked on its own. A check that needs another part (the
+//! model's names need a known `model`; the engine's keys need a known `engine`) is left out
+//! when that part is wrong, so one mistake gives one error. The text is read with
+//! toml_edit's parser, which keeps the place of every key at every depth, so that an error
+//! in any table names its line and its field with the table (`explore.max_secnds`).
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -14,7 +22,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use mmmodel::model::{FieldError, Fields, Value};
-use serde::Deserialize;
 use toml::Spanned;
 
 use crate::engine::{Engine, EngineName};
@@ -40,7 +47,7 @@ impl fmt::Display for ScenarioError {
         if let Some(field) = &self.field {
             write!(f, ": {}", crate::term::escape_control(field))?;
         }
-        write!(f, ": {}", crate::term::escape_control_lines(&self.message))
+        write!(f, ": {}", crate::term::escape_control(&self.message))
     }
 }
 
@@ -84,52 +91,116 @@ impl Scenario {
 
 // ---------------------------------------------------------------- raw TOML
 
-/// A table whose keys belong to the model: each key with its span, each value with its own.
-type RawTable = BTreeMap<Spanned<String>, Spanned<toml::Value>>;
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawScenario {
-    model: Spanned<String>,
-    variant: Spanned<String>,
-    name: Option<String>,
-    description: Option<String>,
-    mutation: Option<Spanned<String>>,
-    #[serde(default)]
-    thread: Vec<Spanned<RawTable>>,
-    #[serde(default)]
-    params: Option<Spanned<RawTable>>,
-    explore: Option<Spanned<RawExplore>>,
-    expect: Spanned<RawExpect>,
-    check: Option<RawCheck>,
+/// A TOML value as the parser reads it; a table keeps the place of each of its keys.
+#[derive(Debug)]
+enum Node {
+    Str(String),
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+    Date,
+    Array(Vec<Spanned<Node>>),
+    Table(Tab),
 }
 
-#[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-struct RawExplore {
-    engine: Option<Spanned<String>>,
-    preemption_bound: Option<Spanned<i64>>,
-    iterations: Option<Spanned<i64>>,
-    depth: Option<Spanned<i64>>,
-    seed: Option<Spanned<i64>>,
-    max_seconds: Option<Spanned<f64>>,
-    shortest_budget: Option<Spanned<i64>>,
-    max_states: Option<Spanned<i64>>,
+impl Node {
+    /// What it is, for "expected X, found Y".
+    fn kind(&self) -> &'static str {
+        match self {
+            Node::Str(_) => "a string",
+            Node::Int(_) => "an integer",
+            Node::Float(_) => "a float",
+            Node::Bool(_) => "a boolean",
+            Node::Date => "a date",
+            Node::Array(_) => "an array",
+            Node::Table(_) => "a table",
+        }
+    }
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawExpect {
-    verdict: Spanned<String>,
-    invariant: Option<Spanned<String>>,
-    #[serde(default)]
-    reaches: Vec<Spanned<String>>,
+/// A table: its keys, each with its span and its value, in file order.
+#[derive(Debug, Default)]
+struct Tab {
+    entries: Vec<(Spanned<String>, Spanned<Node>)>,
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawCheck {
-    invariants: Vec<Spanned<String>>,
+impl Tab {
+    fn get(&self, key: &str) -> Option<&Spanned<Node>> {
+        self.entries.iter().find(|(k, _)| k.get_ref() == key).map(|(_, v)| v)
+    }
+}
+
+/// The document with the place of every key and value at every depth (toml_edit's parser keeps
+/// them all; serde's `Spanned` keeps them one level down only).
+fn document(ctx: &Ctx) -> Result<Tab, ScenarioError> {
+    let doc = toml_edit::ImDocument::parse(ctx.text).map_err(|e| ScenarioError {
+        file: ctx.file.to_path_buf(),
+        line: e.span().map(|s| ctx.line(s)),
+        field: None,
+        // One line: TOML's messages can have several ("invalid string\nexpected ...").
+        message: e.message().lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join("; "),
+    })?;
+    Ok(std_table(doc.as_table(), 0..0))
+}
+
+fn std_table(t: &toml_edit::Table, at: Range<usize>) -> Tab {
+    let mut entries = Vec::new();
+    for (k, item) in t.iter() {
+        if item.is_none() {
+            continue;
+        }
+        let span = t.key(k).and_then(|k| k.span()).unwrap_or_else(|| at.clone());
+        entries.push((Spanned::new(span.clone(), k.to_string()), item_node(item, span)));
+    }
+    Tab { entries }
+}
+
+fn inline_table(t: &toml_edit::InlineTable, at: Range<usize>) -> Tab {
+    let mut entries = Vec::new();
+    for (k, v) in t.iter() {
+        let span = t.key(k).and_then(|k| k.span()).unwrap_or_else(|| at.clone());
+        entries.push((Spanned::new(span.clone(), k.to_string()), value_node(v, span)));
+    }
+    Tab { entries }
+}
+
+/// `at`: the place to give it if the parser has none (its key's).
+fn item_node(item: &toml_edit::Item, at: Range<usize>) -> Spanned<Node> {
+    use toml_edit::Item;
+    match item {
+        Item::Value(v) => value_node(v, at),
+        Item::Table(t) => {
+            let span = t.span().unwrap_or(at);
+            Spanned::new(span.clone(), Node::Table(std_table(t, span)))
+        }
+        Item::ArrayOfTables(a) => {
+            let tables: Vec<Spanned<Node>> = a
+                .iter()
+                .map(|t| {
+                    let span = t.span().unwrap_or_else(|| at.clone());
+                    Spanned::new(span.clone(), Node::Table(std_table(t, span)))
+                })
+                .collect();
+            let span = tables.first().map_or(at, |t| t.span());
+            Spanned::new(span, Node::Array(tables))
+        }
+        Item::None => Spanned::new(at, Node::Table(Tab::default())),
+    }
+}
+
+fn value_node(v: &toml_edit::Value, at: Range<usize>) -> Spanned<Node> {
+    use toml_edit::Value as V;
+    let span = v.span().unwrap_or(at);
+    let node = match v {
+        V::String(s) => Node::Str(s.value().clone()),
+        V::Integer(i) => Node::Int(*i.value()),
+        V::Float(f) => Node::Float(*f.value()),
+        V::Boolean(b) => Node::Bool(*b.value()),
+        V::Datetime(_) => Node::Date,
+        V::Array(a) => Node::Array(a.iter().map(|x| value_node(x, span.clone())).collect()),
+        V::InlineTable(t) => Node::Table(inline_table(t, span.clone())),
+    };
+    Spanned::new(span, node)
 }
 
 // ---------------------------------------------------------------- parsing
@@ -139,12 +210,14 @@ struct Ctx<'a> {
     text: &'a str,
     /// Where each model field is, for the model's errors (`thread[1].node` → its span).
     spans: BTreeMap<String, Range<usize>>,
+    /// Every error found so far.
+    errors: Vec<ScenarioError>,
 }
 
 impl Ctx<'_> {
     fn line(&self, span: Range<usize>) -> usize {
         let end = span.start.min(self.text.len());
-        self.text[..end].bytes().filter(|&b| b == b'\n').count() + 1
+        self.text.as_bytes()[..end].iter().filter(|&&b| b == b'\n').count() + 1
     }
     fn err(&self, span: Range<usize>, field: &str, message: impl Into<String>) -> ScenarioError {
         ScenarioError {
@@ -162,6 +235,13 @@ impl Ctx<'_> {
             field: Some(field.to_string()),
             message: message.into(),
         }
+    }
+    fn push(&mut self, e: ScenarioError) {
+        self.errors.push(e);
+    }
+    /// The value, or `None` with its error kept.
+    fn keep<T>(&mut self, r: Result<T, ScenarioError>) -> Option<T> {
+        r.map_err(|e| self.push(e)).ok()
     }
     /// A model's error, placed at its field (or the field's table).
     fn field_error(&self, e: FieldError) -> ScenarioError {
@@ -184,18 +264,6 @@ impl Ctx<'_> {
         }
         T::try_from(x).map_err(|_| self.err(v.span(), field, format!("{x} is out of range")))
     }
-    fn opt_int<T: TryFrom<i64>>(
-        &self,
-        v: &Option<Spanned<i64>>,
-        field: &str,
-        range: Range<i64>,
-        default: T,
-    ) -> Result<T, ScenarioError> {
-        match v {
-            Some(v) => self.int(v, field, range),
-            None => Ok(default),
-        }
-    }
     /// `v` must be one of `allowed`.
     fn one_of<'s>(&self, v: &Spanned<String>, field: &str, allowed: &[&'s str]) -> Result<&'s str, ScenarioError> {
         allowed.iter().find(|a| **a == v.get_ref().as_str()).copied().ok_or_else(|| {
@@ -208,73 +276,278 @@ impl Ctx<'_> {
     }
 }
 
+/// `table.key` (`key` at the top level).
+fn field_name(table: &str, key: &str) -> String {
+    if table.is_empty() {
+        key.to_string()
+    } else {
+        format!("{table}.{key}")
+    }
+}
+
+/// The edit distance of `a` and `b` (for "did you mean").
+fn distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
+
+/// One of the checker's tables (or the top level), read key by key: an unknown key or a value
+/// of the wrong type is an error naming `table.key`, kept, and the key reads as absent.
+struct Table<'t> {
+    /// `explore`, `expect`, `check`, `thread[2]`, or "" for the top level.
+    name: String,
+    tab: &'t Tab,
+}
+
+impl<'t> Table<'t> {
+    fn field(&self, key: &str) -> String {
+        field_name(&self.name, key)
+    }
+    fn has(&self, key: &str) -> bool {
+        self.tab.get(key).is_some()
+    }
+    /// Every key not in `known` is an error.
+    fn unknown_keys(&self, ctx: &mut Ctx, known: &[&str]) {
+        for (k, _) in &self.tab.entries {
+            let key = k.get_ref().as_str();
+            if known.contains(&key) {
+                continue;
+            }
+            let near = known
+                .iter()
+                .copied()
+                .filter(|n| distance(key, n) <= 2.max(n.len() / 4))
+                .min_by_key(|n| distance(key, n));
+            let hint = near.map(|n| format!(" (did you mean {n}?)")).unwrap_or_default();
+            let whose = if self.name.is_empty() { "a scenario file".to_string() } else { format!("[{}]", self.name) };
+            ctx.push(ctx.err(
+                k.span(),
+                &self.field(key),
+                format!("unknown key{hint}; {whose} takes: {}", known.join(", ")),
+            ));
+        }
+    }
+    fn wrong_type(&self, ctx: &mut Ctx, key: &str, v: &Spanned<Node>, expected: &str) {
+        ctx.push(ctx.err(v.span(), &self.field(key), format!("expected {expected}, found {}", v.get_ref().kind())));
+    }
+    fn str(&self, ctx: &mut Ctx, key: &str) -> Option<Spanned<String>> {
+        let v = self.tab.get(key)?;
+        match v.get_ref() {
+            Node::Str(s) => Some(Spanned::new(v.span(), s.clone())),
+            _ => {
+                self.wrong_type(ctx, key, v, "a string");
+                None
+            }
+        }
+    }
+    fn int(&self, ctx: &mut Ctx, key: &str) -> Option<Spanned<i64>> {
+        let v = self.tab.get(key)?;
+        match v.get_ref() {
+            Node::Int(i) => Some(Spanned::new(v.span(), *i)),
+            _ => {
+                self.wrong_type(ctx, key, v, "an integer");
+                None
+            }
+        }
+    }
+    /// A number (an integer is one too).
+    fn float(&self, ctx: &mut Ctx, key: &str) -> Option<Spanned<f64>> {
+        let v = self.tab.get(key)?;
+        match v.get_ref() {
+            Node::Float(f) => Some(Spanned::new(v.span(), *f)),
+            Node::Int(i) => Some(Spanned::new(v.span(), *i as f64)),
+            _ => {
+                self.wrong_type(ctx, key, v, "a number");
+                None
+            }
+        }
+    }
+    /// An array of strings: the strings, each once (an element of another type, and a
+    /// duplicate, are errors).
+    fn strings(&self, ctx: &mut Ctx, key: &str) -> Option<Vec<Spanned<String>>> {
+        let v = self.tab.get(key)?;
+        let Node::Array(items) = v.get_ref() else {
+            self.wrong_type(ctx, key, v, "an array of strings");
+            return None;
+        };
+        let mut out: Vec<Spanned<String>> = Vec::new();
+        for (i, item) in items.iter().enumerate() {
+            match item.get_ref() {
+                Node::Str(s) if out.iter().any(|o| o.get_ref() == s) => {
+                    ctx.push(ctx.err(item.span(), &self.field(key), format!("\"{s}\" is listed twice; name each once")))
+                }
+                Node::Str(s) => out.push(Spanned::new(item.span(), s.clone())),
+                other => ctx.push(ctx.err(
+                    item.span(),
+                    &format!("{}[{i}]", self.field(key)),
+                    format!("expected a string, found {}", other.kind()),
+                )),
+            }
+        }
+        Some(out)
+    }
+    /// A table under `key`, read as `name`.
+    fn table(&self, ctx: &mut Ctx, key: &'static str) -> Option<(Range<usize>, Table<'t>)> {
+        let v = self.tab.get(key)?;
+        match v.get_ref() {
+            Node::Table(t) => Some((v.span(), Table { name: key.to_string(), tab: t })),
+            _ => {
+                self.wrong_type(ctx, key, v, &format!("a table ([{key}])"));
+                None
+            }
+        }
+    }
+}
+
+/// The most errors reported for one file (a file of thousands of unknown keys is not a
+/// scenario; the rest are counted).
+pub const MAX_ERRORS: usize = 50;
+
+/// The top-level keys.
+const TOP_KEYS: &[&str] =
+    &["model", "variant", "name", "description", "mutation", "thread", "params", "explore", "check", "expect"];
+
 /// Read and parse a scenario file with the shipped models.
 pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
     load_with(&Registry::default(), path)
 }
 
 /// Read and parse a scenario file with the models of `reg` (read with
-/// [`crate::files::read_scenario`]: a regular, UTF-8 file of at most 1 MiB).
+/// [`crate::files::read_scenario`]: a regular, UTF-8 file of at most 1 MiB); the first error.
 pub fn load_with(reg: &Registry, path: &Path) -> Result<Scenario, ScenarioError> {
-    let text = crate::files::read_scenario(path)?;
-    parse_with(reg, path, &text)
+    load_all_with(reg, path).map_err(first)
+}
+
+/// Like [`load_with`], with every error of the file, in line order.
+pub fn load_all_with(reg: &Registry, path: &Path) -> Result<Scenario, Vec<ScenarioError>> {
+    let text = crate::files::read_scenario(path).map_err(|e| vec![ScenarioError::from(e)])?;
+    parse_all_with(reg, path, &text)
 }
 
 /// Parse scenario text with the shipped models (`path` is only used in messages and for the
-/// default name).
+/// default name); the first error.
 pub fn parse(path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
     parse_with(&Registry::default(), path, text)
 }
 
-/// Parse scenario text with the models of `reg`: one step per table.
+/// Like [`parse`], with every error of the file, in line order.
+pub fn parse_all(path: &Path, text: &str) -> Result<Scenario, Vec<ScenarioError>> {
+    parse_all_with(&Registry::default(), path, text)
+}
+
+/// Parse scenario text with the models of `reg`; the first error (in line order).
 pub fn parse_with(reg: &Registry, path: &Path, text: &str) -> Result<Scenario, ScenarioError> {
-    let mut ctx = Ctx { file: path, text, spans: BTreeMap::new() };
-    let raw = toml_text(&ctx)?;
-    let (model, variant, mutation) = model_table(&ctx, reg, &raw)?;
-    let threads = thread_tables(&mut ctx, model, &raw)?;
-    let (params, bounds) = params_table(&mut ctx, &raw)?;
-    let explore = explore_table(&ctx, &raw)?;
-    let invariants = check_table(&ctx, model, &raw)?;
-    let expect = expect_table(&ctx, model, &raw, invariants.as_deref())?;
+    parse_all_with(reg, path, text).map_err(first)
+}
 
-    ctx.spans.insert("thread".into(), raw.thread.first().map(|t| t.span()).unwrap_or(0..0));
-    if let Some(m) = &raw.mutation {
-        ctx.spans.insert("mutation".into(), m.span());
-    }
-    let parts = Parts {
-        variant,
-        mutation,
-        threads,
-        params,
-        bounds,
-        invariants: invariants.map(|v| v.iter().map(|s| s.to_string()).collect()),
-        target: expect.invariant.map(str::to_string),
+fn first(mut errors: Vec<ScenarioError>) -> ScenarioError {
+    errors.remove(0)
+}
+
+/// Parse scenario text with the models of `reg`, one step per table. Every error is
+/// collected: each table is checked on its own, and a check that needs another part (the
+/// names of a model, the engine) is skipped when that part is wrong. The errors come back
+/// sorted by line (errors about the file as a whole last), never empty.
+pub fn parse_all_with(reg: &Registry, path: &Path, text: &str) -> Result<Scenario, Vec<ScenarioError>> {
+    let mut ctx = Ctx { file: path, text, spans: BTreeMap::new(), errors: Vec::new() };
+    let doc = document(&ctx).map_err(|e| vec![e])?;
+    let top = Table { name: String::new(), tab: &doc };
+    top.unknown_keys(&mut ctx, TOP_KEYS);
+    let name = top.str(&mut ctx, "name");
+    let description = top.str(&mut ctx, "description");
+    let (model, variant, mutation) = model_table(&mut ctx, reg, &top);
+    let threads = thread_list(&mut ctx, &top);
+    let roles = threads.as_ref().and_then(|t| thread_tables(&mut ctx, model, t));
+    let params = params_table(&mut ctx, &top);
+    let explore = match top.table(&mut ctx, "explore") {
+        Some((_, t)) => explore_table(&mut ctx, &t),
+        None if top.has("explore") => None,
+        None => explore_table(&mut ctx, &Table { name: "explore".into(), tab: &Tab::default() }),
     };
-    let spec = model.build(parts).map_err(|e| ctx.field_error(e))?;
+    let invariants = check_table(&mut ctx, model, &top);
+    let expect = expect_table(&mut ctx, model, &top, invariants.as_ref());
 
-    let tasks = spec.tasks();
-    for e in &explore.engines {
-        if tasks > e.max_threads() {
-            let span = raw.thread.get(e.max_threads()).map(|t| t.span()).unwrap_or(0..0);
-            return Err(ctx.err(
-                span,
-                "thread",
-                format!(
-                    "{tasks} threads, but {} runs at most {} (loom::MAX_THREADS is 5, and the last thread runs on loom's main thread)",
-                    e.name(),
-                    e.max_threads()
-                ),
-            ));
+    // The thread limits and needs of the engines.
+    let mut engine_refused_count = false;
+    if let (Some(ex), Some(threads)) = (&explore, &threads) {
+        let tasks = threads.len();
+        if let Some((e, why)) = ex.engines.iter().find_map(|e| engine_refusal(*e, tasks).map(|w| (*e, w))) {
+            engine_refused_count = tasks > e.max_threads();
+            let span = threads.get(e.max_threads()).or(threads.first()).map(|t| t.span()).unwrap_or(0..0);
+            let why = if ex.engines.len() > 1 { format!("{why} (engine = \"all\" runs {})", e.name()) } else { why };
+            ctx.push(ctx.err(span, "thread", why));
         }
     }
-    let name = raw
-        .name
-        .clone()
+
+    // The model's own checks, on names already checked.
+    let mut spec = None;
+    // (Built even when [check] or [expect] are wrong, for the model's errors: the spec is then
+    // not used.)
+    if let (Some(model), Some(variant), Some(mutation), Some(roles), Some((params, bounds))) =
+        (model, variant, mutation, roles, params)
+    {
+        if let Some(t) = threads.as_ref().and_then(|t| t.first()) {
+            ctx.spans.insert("thread".into(), t.span());
+        }
+        let parts = Parts {
+            variant,
+            mutation,
+            threads: roles,
+            params,
+            bounds,
+            invariants: invariants.as_ref().and_then(|i| i.as_ref()).map(|v| v.iter().map(|s| s.to_string()).collect()),
+            target: expect.as_ref().and_then(|e| e.invariant).map(str::to_string),
+        };
+        match model.build(parts) {
+            Ok(s) => spec = Some(s),
+            Err(es) => {
+                let limit = format!("at most {} threads", mmmodel::ghost::MAX_TASKS);
+                for e in es {
+                    // The engine's own thread limit, reported above, is the one that matters.
+                    if !(engine_refused_count && e.field == "thread" && e.message == limit) {
+                        let e = ctx.field_error(e);
+                        ctx.push(e);
+                    }
+                }
+            }
+        }
+    }
+
+    if !ctx.errors.is_empty() {
+        let mut errors = ctx.errors;
+        errors.sort_by_key(|e| e.line.unwrap_or(usize::MAX));
+        if errors.len() > MAX_ERRORS {
+            let more = errors.len() - MAX_ERRORS;
+            errors.truncate(MAX_ERRORS);
+            errors.push(ScenarioError {
+                file: path.to_path_buf(),
+                line: None,
+                field: None,
+                message: format!("and {more} more errors (is this a scenario file?)"),
+            });
+        }
+        return Err(errors);
+    }
+    let (Some(spec), Some(explore), Some(expect)) = (spec, explore, expect) else {
+        unreachable!("every part that is missing has an error")
+    };
+    let name = name
+        .map(|n| n.into_inner())
         .unwrap_or_else(|| path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default());
     Ok(Scenario {
         file: path.to_path_buf(),
         name,
-        description: raw.description.clone().unwrap_or_default(),
+        description: description.map(|d| d.into_inner()).unwrap_or_default(),
         spec,
         engines: explore.engines,
         expect,
@@ -283,146 +556,197 @@ pub fn parse_with(reg: &Registry, path: &Path, text: &str) -> Result<Scenario, S
     })
 }
 
-/// The TOML itself.
-fn toml_text(ctx: &Ctx) -> Result<RawScenario, ScenarioError> {
-    toml::from_str(ctx.text).map_err(|e| {
-        let line = e.span().map(|s| ctx.line(s));
-        let message = e.message().to_string();
-        let field = message
-            .split('`')
-            .nth(1)
-            .filter(|_| message.starts_with("unknown field") || message.starts_with("missing field"))
-            .map(str::to_string);
-        ScenarioError { file: ctx.file.to_path_buf(), line, field, message }
-    })
+/// Why `engine` cannot run a scenario of `tasks` threads, if it cannot: more threads than it
+/// runs, or one thread under PCT (shuttle's PCT scheduler needs two threads to schedule, and
+/// stops with a panic otherwise).
+pub fn engine_refusal(engine: Engine, tasks: usize) -> Option<String> {
+    let max = engine.max_threads();
+    if tasks > max {
+        let why = match engine {
+            Engine::Loom { .. } => "loom::MAX_THREADS is 5, and the last thread runs on loom's main thread".to_string(),
+            _ => format!("the model's ghost state tracks at most {} tasks", mmmodel::ghost::MAX_TASKS),
+        };
+        return Some(format!("{tasks} threads, but {} runs at most {max} ({why})", engine.name()));
+    }
+    if tasks < 2 && matches!(engine, Engine::ShuttlePct { .. }) {
+        return Some(format!(
+            "{tasks} thread, but shuttle-pct needs at least two (PCT schedules by changing the priorities of \
+             threads); for one thread use loom or stateful, which are exhaustive and quick here"
+        ));
+    }
+    None
 }
 
-/// `model`, `variant`, `mutation`: names of the model's.
+/// `model`, `variant`, `mutation`: names of the model's. `None`: missing or wrong (with its
+/// error kept); the mutation is `Some(None)` when there is none.
+#[allow(clippy::type_complexity)]
 fn model_table(
-    ctx: &Ctx,
+    ctx: &mut Ctx,
     reg: &Registry,
-    raw: &RawScenario,
-) -> Result<(&'static dyn AnyModel, String, Option<String>), ScenarioError> {
+    top: &Table,
+) -> (Option<&'static dyn AnyModel>, Option<String>, Option<Option<String>>) {
     let names = reg.names();
-    let model = reg.find(ctx.one_of(&raw.model, "model", &names)?).expect("listed");
-    let variant = ctx.one_of(&raw.variant, "variant", &model.variants())?.to_string();
-    let mutation = match &raw.mutation {
-        None => None,
+    let model_name = top.str(ctx, "model");
+    if !top.has("model") {
+        ctx.push(ctx.whole("model", format!("missing; one of: {}", names.join(", "))));
+    }
+    let model = model_name.and_then(|m| {
+        let r = ctx.one_of(&m, "model", &names).map(|n| reg.find(n).expect("listed"));
+        ctx.keep(r)
+    });
+    let variant = top.str(ctx, "variant");
+    let mutation = top.str(ctx, "mutation");
+    let bad_mutation = mutation.is_none() && top.has("mutation");
+    let Some(model) = model else {
+        if !top.has("variant") {
+            ctx.push(ctx.whole("variant", "missing"));
+        }
+        return (None, None, None);
+    };
+    if !top.has("variant") {
+        ctx.push(
+            ctx.whole("variant", format!("missing; the {} model's: {}", model.name(), model.variants().join(", "))),
+        );
+    }
+    let variant = variant.and_then(|v| {
+        let r = ctx.one_of(&v, "variant", &model.variants()).map(str::to_string);
+        ctx.keep(r)
+    });
+    let mutation = match mutation {
+        None if bad_mutation => None,
+        None => Some(None),
         Some(m) => {
-            if let Some(other) = reg
+            ctx.spans.insert("mutation".into(), m.span());
+            let other = reg
                 .models()
                 .iter()
-                .find(|o| o.name() != model.name() && o.mutations().iter().any(|x| x.name == m.get_ref()))
-            {
-                return Err(ctx.err(
+                .find(|o| o.name() != model.name() && o.mutations().iter().any(|x| x.name == m.get_ref()));
+            let mine: Vec<&str> = model.mutations().iter().map(|x| x.name).collect();
+            if let Some(other) = other {
+                ctx.push(ctx.err(
                     m.span(),
                     "mutation",
                     format!("{} is a mutation of the {} model", m.get_ref(), other.name()),
                 ));
-            }
-            let mine: Vec<&str> = model.mutations().iter().map(|x| x.name).collect();
-            if !mine.contains(&m.get_ref().as_str()) {
-                return Err(ctx.err(
+                None
+            } else if !mine.contains(&m.get_ref().as_str()) {
+                ctx.push(ctx.err(
                     m.span(),
                     "mutation",
                     format!("unknown mutation \"{}\"; this model's: {}", m.get_ref(), mine.join(", ")),
                 ));
+                None
+            } else {
+                Some(Some(m.into_inner()))
             }
-            Some(m.get_ref().clone())
         }
     };
-    Ok((model, variant, mutation))
+    (Some(model), variant, mutation)
 }
 
-/// A TOML value as a model reads it.
-fn value(v: &toml::Value) -> Value {
+/// A model value as a model reads it.
+fn value(v: &Node) -> Value {
     match v {
-        toml::Value::Integer(i) => Value::Int(*i),
-        toml::Value::Boolean(b) => Value::Bool(*b),
-        toml::Value::String(s) => Value::Str(s.clone()),
-        toml::Value::Float(f) => Value::Float(*f),
-        toml::Value::Array(_) => Value::Other("an array"),
-        toml::Value::Table(_) => Value::Other("a table"),
-        toml::Value::Datetime(_) => Value::Other("a date"),
+        Node::Int(i) => Value::Int(*i),
+        Node::Bool(b) => Value::Bool(*b),
+        Node::Str(s) => Value::Str(s.clone()),
+        Node::Float(f) => Value::Float(*f),
+        Node::Array(_) => Value::Other("an array"),
+        Node::Table(_) => Value::Other("a table"),
+        Node::Date => Value::Other("a date"),
     }
 }
 
-/// A model table as [`Fields`], recording where each key is.
-fn fields(ctx: &mut Ctx, table: &str, raw: &RawTable, skip: &[&str]) -> Fields {
+/// A model table as [`Fields`], in file order, recording where each key is.
+fn fields(ctx: &mut Ctx, table: &str, raw: &Tab, skip: &[&str]) -> Fields {
     let mut entries = Vec::new();
-    for (k, v) in raw {
+    for (k, v) in &raw.entries {
         if skip.contains(&k.get_ref().as_str()) {
             continue;
         }
         ctx.spans.insert(format!("{table}.{}", k.get_ref()), k.span());
         entries.push((k.get_ref().clone(), value(v.get_ref())));
     }
-    // File order, so that the first bad key is the one reported.
-    entries.sort_by_key(|(k, _)| ctx.spans[&format!("{table}.{k}")].start);
     Fields::new(table, entries)
+}
+
+/// `[[thread]]`: the tables, if `thread` is a non-empty array of tables.
+fn thread_list<'d>(ctx: &mut Ctx, top: &Table<'d>) -> Option<Vec<&'d Spanned<Node>>> {
+    let Some(v) = top.tab.get("thread") else {
+        ctx.push(ctx.whole("thread", "a scenario needs at least one [[thread]]"));
+        return None;
+    };
+    let Node::Array(items) = v.get_ref() else {
+        top.wrong_type(ctx, "thread", v, "an array of tables ([[thread]], one per thread)");
+        return None;
+    };
+    if items.is_empty() {
+        ctx.push(ctx.err(v.span(), "thread", "a scenario needs at least one [[thread]]"));
+        return None;
+    }
+    let before = ctx.errors.len();
+    for (i, t) in items.iter().enumerate() {
+        if !matches!(t.get_ref(), Node::Table(_)) {
+            ctx.push(ctx.err(
+                t.span(),
+                &format!("thread[{i}]"),
+                format!("expected a table, found {}", t.get_ref().kind()),
+            ));
+        }
+    }
+    (ctx.errors.len() == before).then(|| items.iter().collect())
 }
 
 /// `[[thread]]`: each one's role kind, and its other keys for the model.
 fn thread_tables(
     ctx: &mut Ctx,
-    model: &dyn AnyModel,
-    raw: &RawScenario,
-) -> Result<Vec<(String, Fields)>, ScenarioError> {
-    if raw.thread.is_empty() {
-        return Err(ctx.whole("thread", "a scenario needs at least one [[thread]]"));
-    }
-    let kinds: Vec<&str> = model.role_kinds().iter().map(|r| r.name).collect();
+    model: Option<&dyn AnyModel>,
+    threads: &[&Spanned<Node>],
+) -> Option<Vec<(String, Fields)>> {
+    let kinds: Vec<&str> = model.map(|m| m.role_kinds().iter().map(|r| r.name).collect()).unwrap_or_default();
+    let before = ctx.errors.len();
     let mut out = Vec::new();
-    for (i, t) in raw.thread.iter().enumerate() {
+    for (i, t) in threads.iter().enumerate() {
+        let Node::Table(tab) = t.get_ref() else { continue };
         let table = format!("thread[{i}]");
         ctx.spans.insert(table.clone(), t.span());
-        let role = t.get_ref().iter().find(|(k, _)| k.get_ref() == "role");
-        let kind = match role {
-            None => {
-                return Err(ctx.err(
-                    t.span(),
-                    &format!("{table}.role"),
-                    format!("missing; one of: {}", kinds.join(", ")),
-                ))
-            }
-            Some((k, v)) => match v.get_ref() {
-                toml::Value::String(s) => {
-                    let s = Spanned::new(v.span(), s.clone());
-                    ctx.one_of(&s, &format!("{table}.role"), &kinds)?.to_string()
-                }
-                other => {
-                    return Err(ctx.err(
-                        k.span(),
-                        &format!("{table}.role"),
-                        format!("expected a string, found {}", other.type_str()),
-                    ))
-                }
-            },
-        };
-        out.push((kind, fields(ctx, &table, t.get_ref(), &["role"])));
+        let role = Table { name: table.clone(), tab }.str(ctx, "role");
+        let field = format!("{table}.role");
+        if !tab.entries.iter().any(|(k, _)| k.get_ref() == "role") {
+            let one_of = if kinds.is_empty() { String::new() } else { format!("; one of: {}", kinds.join(", ")) };
+            ctx.push(ctx.err(t.span(), &field, format!("missing{one_of}")));
+            continue;
+        }
+        let Some(role) = role else { continue };
+        if model.is_none() {
+            continue;
+        }
+        let r = ctx.one_of(&role, &field, &kinds).map(str::to_string);
+        if let Some(kind) = ctx.keep(r) {
+            out.push((kind, fields(ctx, &table, tab, &["role"])));
+        }
     }
-    Ok(out)
+    (ctx.errors.len() == before && model.is_some()).then_some(out)
 }
 
 /// `[params]`: the checker's `step_bound`, and the rest for the model.
-fn params_table(ctx: &mut Ctx, raw: &RawScenario) -> Result<(Fields, Bounds), ScenarioError> {
-    let empty = RawTable::new();
-    let table = raw.params.as_ref().map(|p| p.get_ref()).unwrap_or(&empty);
+fn params_table(ctx: &mut Ctx, top: &Table) -> Option<(Fields, Bounds)> {
+    let empty = Tab::default();
+    let (span, t) = match top.table(ctx, "params") {
+        Some((span, t)) => (Some(span), t),
+        None if top.has("params") => return None,
+        None => (None, Table { name: "params".into(), tab: &empty }),
+    };
     let mut bounds = Bounds::default();
-    if let Some((k, v)) = table.iter().find(|(k, _)| k.get_ref() == "step_bound") {
-        let toml::Value::Integer(x) = v.get_ref() else {
-            return Err(ctx.err(
-                k.span(),
-                "params.step_bound",
-                format!("expected an integer, found {}", v.get_ref().type_str()),
-            ));
-        };
-        bounds.step_bound = ctx.int(&Spanned::new(v.span(), *x), "params.step_bound", 2..1_000_001)?;
+    if t.has("step_bound") {
+        let v = t.int(ctx, "step_bound")?;
+        let r = ctx.int(&v, "params.step_bound", 2..1_000_001);
+        bounds.step_bound = ctx.keep(r)?;
     }
-    if let Some(p) = &raw.params {
-        ctx.spans.insert("params".into(), p.span());
+    if let Some(span) = span {
+        ctx.spans.insert("params".into(), span);
     }
-    Ok((fields(ctx, "params", table, &["step_bound"]), bounds))
+    Some((fields(ctx, "params", t.tab, &["step_bound"]), bounds))
 }
 
 /// `[explore]`, resolved.
@@ -432,30 +756,57 @@ struct Explore {
     shortest_budget: Option<u64>,
 }
 
-fn explore_table(ctx: &Ctx, raw: &RawScenario) -> Result<Explore, ScenarioError> {
-    let default_explore = RawExplore::default();
-    let ex = raw.explore.as_ref().map(|e| e.get_ref()).unwrap_or(&default_explore);
-    let engine = match &ex.engine {
+const EXPLORE_KEYS: &[&str] =
+    &["engine", "preemption_bound", "iterations", "depth", "seed", "max_seconds", "shortest_budget", "max_states"];
+
+fn explore_table(ctx: &mut Ctx, ex: &Table) -> Option<Explore> {
+    let before = ctx.errors.len();
+    ex.unknown_keys(ctx, EXPLORE_KEYS);
+    let engine = match ex.str(ctx, "engine") {
         Some(e) => {
             let names: Vec<&str> = EngineName::ALL.iter().map(|n| n.name()).collect();
-            EngineName::from_name(ctx.one_of(e, "explore.engine", &names)?).expect("listed")
+            let r = ctx.one_of(&e, "explore.engine", &names).map(|n| EngineName::from_name(n).expect("listed"));
+            ctx.keep(r)
         }
-        None => EngineName::Loom,
+        None if ex.has("engine") => None,
+        None => Some(EngineName::Loom),
     };
-    let pb = match &ex.preemption_bound {
-        Some(v) => Some(ctx.int::<usize>(v, "explore.preemption_bound", 0..21)?),
-        None => None,
-    };
-    let iterations = ctx.opt_int::<usize>(&ex.iterations, "explore.iterations", 1..100_000_001, 1000)?;
-    let depth = ctx.opt_int::<usize>(&ex.depth, "explore.depth", 1..21, 3)?;
-    let seed = ctx.opt_int::<u64>(&ex.seed, "explore.seed", 0..i64::MAX, 1)?;
-    let max_states = match &ex.max_states {
-        Some(v) => {
-            let n = ctx.int::<u64>(v, "explore.max_states", 1..10_000_000_001)?;
+    let pb_v = ex.int(ctx, "preemption_bound");
+    let iterations_v = ex.int(ctx, "iterations");
+    let depth_v = ex.int(ctx, "depth");
+    let seed_v = ex.int(ctx, "seed");
+    let max_states_v = ex.int(ctx, "max_states");
+    let max_seconds_v = ex.float(ctx, "max_seconds");
+    let budget_v = ex.int(ctx, "shortest_budget");
+
+    let mut pb = None;
+    if let Some(v) = &pb_v {
+        let r = ctx.int::<usize>(v, "explore.preemption_bound", 0..21);
+        pb = ctx.keep(r);
+    }
+    let mut iterations = 1000;
+    if let Some(v) = &iterations_v {
+        let r = ctx.int::<usize>(v, "explore.iterations", 1..100_000_001);
+        iterations = ctx.keep(r).unwrap_or(iterations);
+    }
+    let mut depth = 3;
+    if let Some(v) = &depth_v {
+        let r = ctx.int::<usize>(v, "explore.depth", 1..21);
+        depth = ctx.keep(r).unwrap_or(depth);
+    }
+    let mut seed = 1;
+    if let Some(v) = &seed_v {
+        let r = ctx.int::<u64>(v, "explore.seed", 0..i64::MAX);
+        seed = ctx.keep(r).unwrap_or(seed);
+    }
+    let mut max_states = None;
+    if let Some(v) = &max_states_v {
+        let r = ctx.int::<u64>(v, "explore.max_states", 1..10_000_000_001);
+        if let Some(n) = ctx.keep(r) {
             let need = n.saturating_mul(crate::engine::stateful::BYTES_PER_STATE);
             let have = crate::engine::stateful::available_memory();
             if need > have {
-                return Err(ctx.err(
+                ctx.push(ctx.err(
                     v.span(),
                     "explore.max_states",
                     format!(
@@ -466,10 +817,71 @@ fn explore_table(ctx: &Ctx, raw: &RawScenario) -> Result<Explore, ScenarioError>
                     ),
                 ));
             }
-            Some(n)
+            max_states = Some(n);
         }
-        None => None,
-    };
+    }
+    let mut max_seconds = None;
+    if let Some(v) = &max_seconds_v {
+        let s = *v.get_ref();
+        if s > 0.0 && s <= 86_400.0 {
+            max_seconds = Some(s);
+        } else {
+            ctx.push(ctx.err(v.span(), "explore.max_seconds", format!("{s} is out of range (0, 86400]")));
+        }
+    }
+    let mut shortest_budget = None;
+    if let Some(v) = &budget_v {
+        let r = ctx.int::<u64>(v, "explore.shortest_budget", 0..100_000_001);
+        shortest_budget = ctx.keep(r);
+    }
+
+    // Engine-specific keys must not be silently ignored.
+    let engine = engine?;
+    let name = engine.name();
+    if let Some(v) = &max_states_v {
+        if !matches!(engine, EngineName::Stateful | EngineName::All) {
+            ctx.push(ctx.err(
+                v.span(),
+                "explore.max_states",
+                format!("only the stateful engine stores states (engine is {name})"),
+            ));
+        }
+    }
+    if let Some(v) = &pb_v {
+        if !matches!(engine, EngineName::Loom | EngineName::All) {
+            ctx.push(ctx.err(
+                v.span(),
+                "explore.preemption_bound",
+                format!("only loom takes a preemption bound (engine is {name})"),
+            ));
+        }
+    }
+    if engine == EngineName::Loom {
+        for (key, v) in [("explore.iterations", &iterations_v), ("explore.seed", &seed_v)] {
+            if let Some(v) = v {
+                ctx.push(ctx.err(
+                    v.span(),
+                    key,
+                    "loom explores exhaustively; iterations and seed are for the shuttle engines",
+                ));
+            }
+        }
+    }
+    if let (Some(v), EngineName::ShuttleDfs) = (&seed_v, engine) {
+        ctx.push(ctx.err(
+            v.span(),
+            "explore.seed",
+            "shuttle-dfs enumerates schedules in a fixed order; it takes no seed",
+        ));
+    }
+    if let Some(v) = &depth_v {
+        if !matches!(engine, EngineName::ShuttlePct | EngineName::All) {
+            ctx.push(ctx.err(v.span(), "explore.depth", "only shuttle-pct takes a depth"));
+        }
+    }
+    if ctx.errors.len() != before {
+        return None;
+    }
     let loom = Engine::Loom { preemption_bound: pb };
     let pct = Engine::ShuttlePct { iterations, depth, seed };
     let random = Engine::ShuttleRandom { iterations, seed };
@@ -482,62 +894,7 @@ fn explore_table(ctx: &Ctx, raw: &RawScenario) -> Result<Explore, ScenarioError>
         EngineName::Stateful => vec![stateful],
         EngineName::All => vec![loom, pct, random, stateful],
     };
-    if let Some(v) = &ex.max_states {
-        if !matches!(engine, EngineName::Stateful | EngineName::All) {
-            return Err(ctx.err(
-                v.span(),
-                "explore.max_states",
-                format!("only the stateful engine stores states (engine is {})", engine.name()),
-            ));
-        }
-    }
-    // Engine-specific keys must not be silently ignored.
-    let name = engine.name();
-    if let Some(v) = &ex.preemption_bound {
-        if !engines.iter().any(|e| matches!(e, Engine::Loom { .. })) {
-            return Err(ctx.err(
-                v.span(),
-                "explore.preemption_bound",
-                format!("only loom takes a preemption bound (engine is {name})"),
-            ));
-        }
-    }
-    for (key, v) in [("explore.iterations", &ex.iterations), ("explore.seed", &ex.seed)] {
-        if let (Some(v), EngineName::Loom) = (v, engine) {
-            return Err(ctx.err(
-                v.span(),
-                key,
-                "loom explores exhaustively; iterations and seed are for the shuttle engines",
-            ));
-        }
-    }
-    if let (Some(v), EngineName::ShuttleDfs) = (&ex.seed, engine) {
-        return Err(ctx.err(
-            v.span(),
-            "explore.seed",
-            "shuttle-dfs enumerates schedules in a fixed order; it takes no seed",
-        ));
-    }
-    if let Some(v) = &ex.depth {
-        if !matches!(engine, EngineName::ShuttlePct | EngineName::All) {
-            return Err(ctx.err(v.span(), "explore.depth", "only shuttle-pct takes a depth"));
-        }
-    }
-    let max_seconds = match &ex.max_seconds {
-        Some(v) => {
-            let s = *v.get_ref();
-            if !(s > 0.0 && s <= 86_400.0) {
-                return Err(ctx.err(v.span(), "explore.max_seconds", format!("{s} is out of range (0, 86400]")));
-            }
-            Some(s)
-        }
-        None => None,
-    };
-    let shortest_budget = match &ex.shortest_budget {
-        Some(v) => Some(ctx.int::<u64>(v, "explore.shortest_budget", 0..100_000_001)?),
-        None => None,
-    };
-    Ok(Explore { engines, max_seconds, shortest_budget })
+    Some(Explore { engines, max_seconds, shortest_budget })
 }
 
 /// `invariant` must be one of the model's.
@@ -557,64 +914,108 @@ fn invariant_name(
     })
 }
 
-/// `[check]`: the invariants checked (`None`: all of the model's).
-fn check_table(ctx: &Ctx, model: &dyn AnyModel, raw: &RawScenario) -> Result<Option<Vec<&'static str>>, ScenarioError> {
-    let Some(c) = &raw.check else { return Ok(None) };
+/// `[check]`: the invariants checked (`Some(None)`: all of the model's; `None`: wrong, or the
+/// model is unknown).
+fn check_table(ctx: &mut Ctx, model: Option<&dyn AnyModel>, top: &Table) -> Option<Option<Vec<&'static str>>> {
+    let Some((_, c)) = top.table(ctx, "check") else {
+        return if top.has("check") { None } else { Some(None) };
+    };
+    let before = ctx.errors.len();
+    c.unknown_keys(ctx, &["invariants"]);
+    let list = c.strings(ctx, "invariants");
+    if !c.has("invariants") {
+        ctx.push(ctx.whole(
+            "check.invariants",
+            "missing; list the invariants to check, or leave out [check] to check all of the model's",
+        ));
+    }
     let mut v = Vec::new();
-    for i in &c.invariants {
-        v.push(invariant_name(ctx, model, i, "check.invariants")?);
+    if let (Some(list), Some(model)) = (&list, model) {
+        if list.is_empty() {
+            ctx.push(ctx.whole("check.invariants", "empty list"));
+        }
+        for i in list {
+            let r = invariant_name(ctx, model, i, "check.invariants");
+            if let Some(id) = ctx.keep(r) {
+                v.push(id);
+            }
+        }
     }
-    if v.is_empty() {
-        return Err(ctx.whole("check.invariants", "empty list"));
-    }
-    Ok(Some(v))
+    (ctx.errors.len() == before && model.is_some()).then_some(Some(v))
 }
 
 /// `[expect]`.
 fn expect_table(
-    ctx: &Ctx,
-    model: &dyn AnyModel,
-    raw: &RawScenario,
-    checked: Option<&[&'static str]>,
-) -> Result<Expect, ScenarioError> {
-    let exp = raw.expect.get_ref();
-    let verdict = match ctx.one_of(&exp.verdict, "expect.verdict", &["pass", "violation"])? {
-        "pass" => ExpectVerdict::Pass,
-        _ => ExpectVerdict::Violation,
-    };
-    let invariant = match &exp.invariant {
-        Some(i) => {
-            let id = invariant_name(ctx, model, i, "expect.invariant")?;
-            if checked.is_some_and(|c| !c.contains(&id)) {
-                return Err(ctx.err(i.span(), "expect.invariant", format!("{id} is not among check.invariants")));
-            }
-            if verdict == ExpectVerdict::Pass {
-                return Err(ctx.err(
-                    i.span(),
-                    "expect.invariant",
-                    "a pass expects no violation; name an invariant only with verdict = \"violation\"",
-                ));
-            }
-            Some(id)
+    ctx: &mut Ctx,
+    model: Option<&dyn AnyModel>,
+    top: &Table,
+    checked: Option<&Option<Vec<&'static str>>>,
+) -> Option<Expect> {
+    let Some((span, exp)) = top.table(ctx, "expect") else {
+        if !top.has("expect") {
+            ctx.push(ctx.whole(
+                "expect",
+                "missing; every scenario says what it expects: [expect] with verdict = \"pass\" or \"violation\"",
+            ));
         }
-        None => None,
+        return None;
     };
-    if verdict == ExpectVerdict::Violation && invariant.is_none() {
-        return Err(ctx.err(raw.expect.span(), "expect.invariant", "required with verdict = \"violation\""));
+    let before = ctx.errors.len();
+    exp.unknown_keys(ctx, &["verdict", "invariant", "reaches"]);
+    let verdict = match exp.str(ctx, "verdict") {
+        Some(v) => {
+            let r = ctx.one_of(&v, "expect.verdict", &["pass", "violation"]).map(|v| match v {
+                "pass" => ExpectVerdict::Pass,
+                _ => ExpectVerdict::Violation,
+            });
+            ctx.keep(r)
+        }
+        None => {
+            if !exp.has("verdict") {
+                ctx.push(ctx.err(span.clone(), "expect.verdict", "missing; \"pass\" or \"violation\""));
+            }
+            None
+        }
+    };
+    let invariant_v = exp.str(ctx, "invariant");
+    let mut invariant = None;
+    if let (Some(i), Some(model)) = (&invariant_v, model) {
+        let r = invariant_name(ctx, model, i, "expect.invariant");
+        if let Some(id) = ctx.keep(r) {
+            if let Some(Some(c)) = checked {
+                if !c.contains(&id) {
+                    ctx.push(ctx.err(i.span(), "expect.invariant", format!("{id} is not among check.invariants")));
+                }
+            }
+            invariant = Some(id);
+        }
     }
-    let cov = model.coverage_names();
+    if let (Some(i), Some(ExpectVerdict::Pass)) = (&invariant_v, verdict) {
+        ctx.push(ctx.err(
+            i.span(),
+            "expect.invariant",
+            "a pass expects no violation; name an invariant only with verdict = \"violation\"",
+        ));
+    }
+    if verdict == Some(ExpectVerdict::Violation) && !exp.has("invariant") {
+        ctx.push(ctx.err(span, "expect.invariant", "required with verdict = \"violation\""));
+    }
     let mut reaches = Vec::new();
-    for r in &exp.reaches {
-        let name = cov.iter().find(|c| **c == r.get_ref().as_str()).copied().ok_or_else(|| {
-            ctx.err(
-                r.span(),
-                "expect.reaches",
-                format!("unknown event \"{}\"; the {} model's: {}", r.get_ref(), model.name(), cov.join(", ")),
-            )
-        })?;
-        reaches.push(name);
+    if let (Some(list), Some(model)) = (exp.strings(ctx, "reaches"), model) {
+        let cov = model.coverage_names();
+        for r in &list {
+            match cov.iter().find(|c| **c == r.get_ref().as_str()) {
+                Some(c) => reaches.push(*c),
+                None => ctx.push(ctx.err(
+                    r.span(),
+                    "expect.reaches",
+                    format!("unknown event \"{}\"; the {} model's: {}", r.get_ref(), model.name(), cov.join(", ")),
+                )),
+            }
+        }
     }
-    Ok(Expect { verdict, invariant, reaches })
+    let verdict = verdict?;
+    (ctx.errors.len() == before && model.is_some()).then_some(Expect { verdict, invariant, reaches })
 }
 
 /// The scenario files `path` stands for (a file, or every `*.toml` file in a folder,

@@ -216,6 +216,7 @@ fn commit_ids(prose: &str) -> Vec<String> {
 /// functions (roles, helpers, checker internals). Each must be defined in model/src or
 /// checks/src, so this list cannot hide a kernel name.
 const MODEL_FUNCTIONS: &[&str] = &[
+    "aborted",
     "claim_exclusive",
     "compact_take_lock",
     "contended_acquire",

@@ -3,6 +3,11 @@
 //! finish (every run of the binary here is killed and fails the test after 20 s), refuse what
 //! it cannot use with exit status 2 and a message naming the path, check each file once, and
 //! never put a raw control character on the terminal.
+//!
+//! And the rest of the command line: a mutant outside its mutation's reach, replays (past
+//! the end, under another engine, with `--json`), `--json` output that must be JSON on every
+//! line, a full disk or a closed pipe on stdout, bad flags of `run` and `compare`, and
+//! `matrix` and `selftest` with nothing to decide.
 
 #![cfg(unix)]
 
@@ -113,20 +118,32 @@ where
     I: IntoIterator<Item = S>,
     S: AsRef<OsStr>,
 {
+    mmcheck_to(dir, args, None)
+}
+
+/// [`mmcheck`] with its standard output sent to `stdout` instead of captured (then the
+/// output's `stdout` is empty).
+fn mmcheck_to<I, S>(dir: &Path, args: I, stdout: Option<Stdio>) -> Output
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
     let args: Vec<_> = args.into_iter().map(|a| a.as_ref().to_os_string()).collect();
     let mut child = Command::new(env!("CARGO_BIN_EXE_mmcheck"))
         .args(&args)
         .current_dir(dir)
         .stdin(Stdio::null())
-        .stdout(Stdio::piped())
+        .stdout(stdout.unwrap_or_else(Stdio::piped))
         .stderr(Stdio::piped())
         .spawn()
         .expect("mmcheck starts");
-    let mut out = child.stdout.take().unwrap();
+    let out = child.stdout.take();
     let mut err = child.stderr.take().unwrap();
     let out_t = std::thread::spawn(move || {
         let mut v = Vec::new();
-        let _ = out.read_to_end(&mut v);
+        if let Some(mut out) = out {
+            let _ = out.read_to_end(&mut v);
+        }
         v
     });
     let err_t = std::thread::spawn(move || {
@@ -134,10 +151,16 @@ where
         let _ = err.read_to_end(&mut v);
         v
     });
+    let status = wait_20s(&mut child, &args, dir);
+    Output { status, stdout: out_t.join().unwrap(), stderr: err_t.join().unwrap() }
+}
+
+/// Wait for `child`; kill it and fail the test if it has not exited after 20 s.
+fn wait_20s(child: &mut std::process::Child, args: &[std::ffi::OsString], dir: &Path) -> std::process::ExitStatus {
     let start = Instant::now();
-    let status = loop {
+    loop {
         if let Some(st) = child.try_wait().unwrap() {
-            break st;
+            return st;
         }
         if start.elapsed() > Duration::from_secs(20) {
             let _ = child.kill();
@@ -145,8 +168,7 @@ where
             panic!("mmcheck {args:?} (in {}) has not exited after 20 s: killed", dir.display());
         }
         std::thread::sleep(Duration::from_millis(20));
-    };
-    Output { status, stdout: out_t.join().unwrap(), stderr: err_t.join().unwrap() }
+    }
 }
 
 fn text(b: &[u8]) -> String {
@@ -479,4 +501,416 @@ fn the_printed_replay_line_can_be_pasted_into_sh() {
     let o = mmcheck(t.path(), ["check", "--json", "my dir"]);
     let v: serde_json::Value = serde_json::from_str(text(&o.stdout).trim()).unwrap();
     assert_eq!(v["replay"].as_str(), Some(line));
+}
+
+// ---------------------------------------------------------------- more scenarios
+
+/// A loom scenario that passes in a few executions: a matrix cell ("holds").
+const LOOM_PASS: &str = r#"model = "compaction"
+variant = "fatal-fix"
+[[thread]]
+role = "compactor"
+mode = "sync-light"
+[[thread]]
+role = "killer"
+[explore]
+engine = "loom"
+[expect]
+verdict = "pass"
+reaches = ["fatal-seen"]
+"#;
+
+/// Two kswapds on nodes 0 and 1 and a writer, under `variant`, with `extra` top-level lines.
+fn kswapd(variant: &str, extra: &str) -> String {
+    format!(
+        "model = \"kswapd-stall\"\nvariant = \"{variant}\"\n{extra}\n[[thread]]\nrole = \"kswapd\"\nnode = 0\n\n\
+         [[thread]]\nrole = \"kswapd\"\nnode = 1\n\n[[thread]]\nrole = \"writer\"\n\n[params]\ntimeout = \"never\"\n\n\
+         [explore]\nengine = \"loom\"\npreemption_bound = 2\n\n[expect]\nverdict = \"violation\"\n\
+         invariant = \"no-lost-wakeup\"\n"
+    )
+}
+
+/// Every line of `out` is one JSON object; returns them.
+fn json_lines(out: &[u8], what: &str) -> Vec<serde_json::Value> {
+    let s = text(out);
+    assert!(!s.is_empty(), "{what}: no output");
+    s.lines()
+        .map(|l| {
+            let v: serde_json::Value =
+                serde_json::from_str(l).unwrap_or_else(|e| panic!("{what}: a stdout line is not JSON ({e}): {l}"));
+            assert!(v.is_object(), "{what}: not a JSON object: {l}");
+            v
+        })
+        .collect()
+}
+
+/// Nothing on stderr but `mmcheck: ` lines, and no panic.
+fn stderr_is_messages(o: &Output, what: &str) {
+    let err = text(&o.stderr);
+    assert!(!err.contains("panicked"), "{what}: a panic:\n{err}");
+    for l in err.lines() {
+        assert!(l.starts_with("mmcheck: "), "{what}: a stderr line that is not a message: {l}\n{err}");
+    }
+}
+
+/// The replay token `check --json FILE` prints for a violating `file`.
+fn token_of(dir: &Path, file: &str) -> String {
+    let o = mmcheck(dir, ["check", "--json", file]);
+    let v = &json_lines(&o.stdout, "check --json")[0];
+    let replay = v["replay"].as_str().unwrap_or_else(|| panic!("no replay in {v}"));
+    replay.rsplit(' ').next().unwrap().to_string()
+}
+
+// ---------------------------------------------------------------- mutant applicability
+
+#[test]
+fn a_mutant_outside_its_mutations_applicability_is_refused_naming_file_and_mutation() {
+    let t = TempDir::new("applies");
+    // recheck-before-enqueue changes code only the recheck variant has.
+    t.file("m/enqueue.toml", kswapd("waitqueue-v1", "mutation = \"recheck-before-enqueue\""));
+    let err = refused(&mmcheck(t.path(), ["check", "m/enqueue.toml"]), "m/enqueue.toml");
+    assert!(err.contains(": mutation: recheck-before-enqueue cannot run in this scenario"), "{err}");
+    assert!(err.contains("only variant recheck has"), "{err}");
+    // The same file under recheck is accepted.
+    t.file("ok/enqueue.toml", kswapd("recheck", "mutation = \"recheck-before-enqueue\""));
+    assert!(mmcheck_model_ok(&t, "ok/enqueue.toml"));
+
+    // sync-sets-contended changes the sync modes' locking: an async compactor never runs it.
+    t.file("m/async.toml", VIOLATION.replace("mode = \"sync-light\"", "mode = \"async\""));
+    let err = refused(&mmcheck(t.path(), ["check", "m/async.toml"]), "m/async.toml");
+    assert!(err.contains(": mutation: sync-sets-contended cannot run in this scenario"), "{err}");
+    // Both at once, and selftest on the folder: every error, one line each, exit 2.
+    let o = mmcheck(t.path(), ["selftest", "--dir", "m"]);
+    let err = refused(&o, "m/async.toml");
+    assert!(err.contains("m/enqueue.toml"), "{err}");
+    assert_eq!(err.lines().count(), 2, "{err}");
+    assert!(o.stdout.is_empty(), "{}", text(&o.stdout));
+}
+
+/// The file parses (its check may take a while, so only `--replay garbage` is run: the token
+/// is refused after the file was parsed).
+fn mmcheck_model_ok(t: &TempDir, file: &str) -> bool {
+    let o = mmcheck(t.path(), ["check", file, "--replay", "garbage"]);
+    text(&o.stderr).contains("is not a replay token")
+}
+
+#[test]
+fn selftest_json_reports_whether_the_mutation_ran_and_what_the_unmutated_scenario_does() {
+    let t = TempDir::new("selftest-json");
+    t.file("m/sync-sets-contended.toml", VIOLATION);
+    let o = mmcheck(t.path(), ["selftest", "--json", "--dir", "m"]);
+    // The other mutants have no scenario here: they survive, so the exit status is 1.
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    stderr_is_messages(&o, "selftest --json");
+    let lines = json_lines(&o.stdout, "selftest --json");
+    let mine = lines.iter().find(|v| v["mutant"] == "sync-sets-contended").expect("its line");
+    assert_eq!(mine["mutation_ran"], true, "{mine}");
+    assert_eq!(mine["unmutated_violates"], false, "{mine}");
+    assert_eq!(mine["killed"], true, "{mine}");
+    assert_eq!(mine["caught_by"], "sync-not-contended", "{mine}");
+    for v in lines.iter().filter(|v| v["mutant"] != "sync-sets-contended") {
+        assert_eq!((v["scenario"].is_null(), &v["killed"], &v["mutation_ran"]), (true, &false.into(), &false.into()));
+        assert!(v["unmutated_violates"].is_null(), "{v}");
+    }
+}
+
+// ---------------------------------------------------------------- replays
+
+#[test]
+fn a_replay_index_past_the_end_is_exit_2_with_no_verdict() {
+    let t = TempDir::new("replay-end");
+    t.file("v.toml", VIOLATION);
+    let token = token_of(t.path(), "v.toml");
+    let (_, rest) = token.split_once('-').unwrap();
+    let (_, fp) = rest.split_once('-').unwrap();
+    let past = format!("loom-99999-{fp}");
+    for json in [false, true] {
+        let mut args = vec!["check", "v.toml", "--replay", &past];
+        if json {
+            args.push("--json");
+        }
+        let o = mmcheck(t.path(), &args);
+        let err = refused(&o, "v.toml");
+        assert!(err.contains("there is no execution 99999"), "{err}");
+        assert!(o.stdout.is_empty(), "--json {json}: stdout:\n{}", text(&o.stdout));
+        stderr_is_messages(&o, "a replay past the end");
+    }
+}
+
+#[test]
+fn a_replay_with_json_puts_only_json_on_stdout() {
+    let t = TempDir::new("replay-json");
+    t.file("v.toml", VIOLATION);
+    let token = token_of(t.path(), "v.toml");
+    let o = mmcheck(t.path(), ["check", "v.toml", "--replay", &token, "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let lines = json_lines(&o.stdout, "--replay --json");
+    assert_eq!(lines.len(), 1);
+    assert_eq!(lines[0]["verdict"], "violation");
+    assert_eq!(lines[0]["engine"], "loom", "the scenario's engine, once");
+
+    // Execution 0 runs the threads one after the other: no contention, no violation. Its
+    // replay says so on stderr, and stdout is still only JSON.
+    let zero = token.replacen(token.split('-').nth(1).unwrap(), "0", 1);
+    let o = mmcheck(t.path(), ["check", "v.toml", "--replay", &zero, "--json"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    assert_eq!(json_lines(&o.stdout, "--replay of a pass --json").len(), 1);
+    assert!(text(&o.stderr).contains("execution 0 violates no invariant"), "{}", text(&o.stderr));
+    stderr_is_messages(&o, "--replay of a pass");
+}
+
+#[test]
+fn a_loom_token_replayed_under_another_engine_is_refused_naming_both() {
+    let t = TempDir::new("replay-engine");
+    t.file("v.toml", VIOLATION);
+    let token = token_of(t.path(), "v.toml");
+    let o = mmcheck(t.path(), ["check", "v.toml", "--replay", &token, "--engine", "shuttle-pct"]);
+    let err = refused(&o, "v.toml");
+    assert!(err.contains("made by the loom engine") && err.contains("--engine shuttle-pct cannot replay it"), "{err}");
+    assert!(o.stdout.is_empty());
+    // --engine loom (the token's own) is fine.
+    let o = mmcheck(t.path(), ["check", "v.toml", "--replay", &token, "--engine", "loom"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+}
+
+// ---------------------------------------------------------------- output
+
+#[test]
+fn under_json_every_stdout_line_is_a_json_object_for_every_command() {
+    let t = TempDir::new("json");
+    t.file("s/quick.toml", QUICK);
+    t.file("s/loom-pass.toml", LOOM_PASS);
+    t.file("m/sync-sets-contended.toml", VIOLATION);
+    let runs: [&[&str]; 7] = [
+        &["check", "--json", "s", "m"],
+        &["check", "--json", "--traces", "--verbose", "s"],
+        &["check", "--json", "--engine", "stateful", "s"],
+        &["matrix", "--json", "s"],
+        &["selftest", "--json", "--dir", "m"],
+        &["selftest", "--list", "--json"],
+        &["run", "--json", "s/quick.toml", "--iterations", "3"],
+    ];
+    for args in runs {
+        let o = mmcheck(t.path(), args);
+        let what = args.join(" ");
+        assert!(matches!(o.status.code(), Some(0 | 1)), "{what}: {:?}\n{}", o.status, text(&o.stderr));
+        let lines = json_lines(&o.stdout, &what);
+        stderr_is_messages(&o, &what);
+        match args[0] {
+            "check" => assert!(lines.iter().all(|v| v["verdict"].is_string()), "{what}"),
+            "matrix" => assert_eq!(lines[0]["model"], "compaction", "{what}"),
+            "run" => assert_eq!(lines[0]["iterations"], 3, "{what}"),
+            _ if args.contains(&"--list") => {
+                for v in &lines {
+                    for k in ["name", "model", "targets", "description"] {
+                        assert!(v[k].is_string(), "{what}: no {k} in {v}");
+                    }
+                }
+            }
+            _ => assert!(lines.iter().all(|v| v["killed"].is_boolean()), "{what}"),
+        }
+    }
+    // An error under --json: nothing on stdout, the message on stderr.
+    t.file("bad/b.toml", "model = \"kswapd-stall\"\n");
+    for args in [
+        &["check", "--json", "bad"][..],
+        &["matrix", "--json", "bad"],
+        &["selftest", "--json", "--dir", "bad"],
+        &["run", "--json", "bad/b.toml"],
+    ] {
+        let o = mmcheck(t.path(), args);
+        refused(&o, "b.toml");
+        assert!(o.stdout.is_empty(), "{args:?}: {}", text(&o.stdout));
+        stderr_is_messages(&o, &args.join(" "));
+    }
+}
+
+fn dev_full() -> Stdio {
+    Stdio::from(fs::OpenOptions::new().write(true).open("/dev/full").expect("/dev/full opens"))
+}
+
+#[test]
+fn a_full_disk_on_stdout_is_an_error_not_a_panic() {
+    if !Path::new("/dev/full").exists() {
+        return;
+    }
+    let t = TempDir::new("full");
+    t.file("s/quick.toml", QUICK);
+    t.file("s/loom-pass.toml", LOOM_PASS);
+    for args in [
+        &["check", "s"][..],
+        &["check", "--json", "s"],
+        &["matrix", "s"],
+        &["matrix", "--json", "s"],
+        &["selftest", "--list"],
+        &["selftest", "--list", "--json"],
+        &["run", "s/quick.toml", "--iterations", "3"],
+        &["run", "--json", "s/quick.toml", "--iterations", "3"],
+        &["compare", "s/quick.toml", "--variants", "fatal-fix,norescan-v3", "--iterations", "3"],
+    ] {
+        let o = mmcheck_to(t.path(), args, Some(dev_full()));
+        let what = args.join(" ");
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{what}: {:?}\n{err}", o.status);
+        assert!(err.contains("mmcheck: cannot write to standard output: No space left on device"), "{what}: {err}");
+        stderr_is_messages(&o, &what);
+    }
+}
+
+#[test]
+fn a_closed_pipe_on_stdout_ends_quietly_not_in_a_panic() {
+    use std::os::unix::process::ExitStatusExt;
+    let t = TempDir::new("pipe");
+    t.file("s/quick.toml", QUICK);
+    for args in [&["check", "s"][..], &["selftest", "--list"], &["check", "--json", "s"]] {
+        // A pipe whose reading end is closed before mmcheck starts: its first write fails.
+        let (reader, writer) = std::io::pipe().expect("a pipe");
+        drop(reader);
+        let o = mmcheck_to(t.path(), args, Some(Stdio::from(writer)));
+        let err = text(&o.stderr);
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        // Killed by SIGPIPE, as Unix tools are; or, with SIGPIPE blocked, exit 2 with a message.
+        let quiet = o.status.signal() == Some(13) && err.is_empty();
+        let reported = o.status.code() == Some(2) && err.contains("cannot write to standard output");
+        assert!(quiet || reported, "{args:?}: {:?}\n{err}", o.status);
+    }
+}
+
+// ---------------------------------------------------------------- flags of run and compare
+
+#[test]
+fn out_of_range_run_flags_are_named_one_per_line_with_their_values() {
+    let t = TempDir::new("flags");
+    t.file("q.toml", QUICK);
+    let o = mmcheck(
+        t.path(),
+        ["run", "q.toml", "--iterations", "0", "--threads-scale", "9", "--jiffy-us", "0", "--work", "100001"],
+    );
+    let err = refused(&o, "--iterations 0: out of range 1..=10000000");
+    let want = [
+        "mmcheck: --iterations 0: out of range 1..=10000000",
+        "mmcheck: --threads-scale 9: out of range 1..=8",
+        "mmcheck: --jiffy-us 0: out of range 1..=1000000",
+        "mmcheck: --work 100001: out of range 1..=100000",
+    ];
+    assert_eq!(err.lines().collect::<Vec<_>>(), want, "{err}");
+    let o = mmcheck(t.path(), ["compare", "q.toml", "--variants", "fatal-fix,norescan-v3", "--iteration-cap", "0"]);
+    let err = refused(&o, "--iteration-cap 0: out of range 0.001..=86400");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(o.stdout.is_empty());
+}
+
+#[test]
+fn a_node_out_of_range_through_threads_scale_names_the_file() {
+    let t = TempDir::new("scale");
+    t.file("k/two-nodes.toml", kswapd("recheck", ""));
+    let o = mmcheck(t.path(), ["run", "k/two-nodes.toml", "--threads-scale", "8", "--iterations", "1"]);
+    let err = refused(&o, "k/two-nodes.toml: --threads-scale 8");
+    assert!(err.contains("node 8 out of range 0..=7"), "{err}");
+    stderr_is_messages(&o, "--threads-scale 8");
+}
+
+#[test]
+fn a_delay_for_a_kind_the_files_lack_or_given_twice_is_refused() {
+    let t = TempDir::new("delay");
+    t.file("q.toml", QUICK);
+    t.file("lp.toml", LOOM_PASS.replace("role = \"killer\"", "role = \"lock-holder\"\nlock = \"lru_lock\""));
+    let err = refused(&mmcheck(t.path(), ["run", "q.toml", "--delay", "bdi=300", "--iterations", "1"]), "bdi");
+    assert!(err.contains("q.toml has no thread of kind \"bdi\" (its kinds: compactor, killer)"), "{err}");
+    // compare: any of the files lacking it is enough.
+    let err = refused(
+        &mmcheck(t.path(), ["compare", "q.toml", "lp.toml", "--delay", "killer=10", "--iterations", "1"]),
+        "killer",
+    );
+    assert!(err.contains("lp.toml has no thread of kind \"killer\" (its kinds: compactor, lock-holder)"), "{err}");
+    assert!(!err.contains("q.toml has no"), "{err}");
+    // Twice for one kind.
+    let err = refused(
+        &mmcheck(t.path(), ["run", "q.toml", "--delay", "killer=10", "--delay", "killer=20", "--iterations", "1"]),
+        "killer",
+    );
+    assert!(err.contains("--delay killer=20: kind \"killer\" is given twice"), "{err}");
+    let err = refused(&mmcheck(t.path(), ["run", "q.toml", "--delay", "killer=10,killer=10"]), "given twice");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    // A kind the file has runs.
+    let o = mmcheck(t.path(), ["run", "q.toml", "--delay", "killer=10", "--iterations", "2"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+}
+
+#[test]
+fn run_and_compare_on_a_folder_are_refused() {
+    let t = TempDir::new("run-folder");
+    t.file("s/q.toml", QUICK);
+    for cmd in ["run", "compare"] {
+        let o = mmcheck(t.path(), [cmd, "s"]);
+        let err = refused(&o, "s: a folder");
+        assert!(err.contains("name a file in it"), "{err}");
+        assert!(o.stdout.is_empty());
+    }
+}
+
+#[test]
+fn compare_across_models_or_of_a_file_with_itself_is_refused() {
+    let t = TempDir::new("compare");
+    t.file("q.toml", QUICK);
+    t.file("k.toml", kswapd("recheck", ""));
+    t.link("q.toml", "alias.toml");
+    let err = refused(&mmcheck(t.path(), ["compare", "q.toml", "k.toml", "--iterations", "1"]), "q.toml");
+    assert!(err.contains("q.toml is a compaction scenario and k.toml a kswapd-stall scenario"), "{err}");
+    for other in ["q.toml", "./q.toml", "alias.toml"] {
+        let err = refused(&mmcheck(t.path(), ["compare", "q.toml", other, "--iterations", "1"]), "the same file");
+        assert!(err.contains(&format!("q.toml and {other} are the same file")), "{err}");
+    }
+    // One file under two variants is the way to compare a file with itself.
+    let o = mmcheck(t.path(), ["compare", "q.toml", "--variants", "fatal-fix,norescan-v3", "--iterations", "2"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+}
+
+// ---------------------------------------------------------------- nothing to decide
+
+#[test]
+fn matrix_and_selftest_with_nothing_to_decide_exit_2() {
+    let t = TempDir::new("nothing");
+    t.file("pct/quick.toml", QUICK);
+    t.file("m/v.toml", VIOLATION);
+    t.file("k/k.toml", kswapd("recheck", ""));
+    // A shuttle pass decides no cell: every cell would be "-".
+    let o = mmcheck(t.path(), ["matrix", "pct"]);
+    let err = refused(&o, "every cell is empty");
+    assert!(o.stdout.is_empty(), "{}", text(&o.stdout));
+    stderr_is_messages(&o, "matrix pct");
+    assert_eq!(err.lines().count(), 1);
+    // Only mutants (left out of the matrix), or only another model's files.
+    refused(&mmcheck(t.path(), ["matrix", "m"]), "no kswapd-stall or compaction scenario without a mutation");
+    refused(&mmcheck(t.path(), ["matrix", "--model", "compaction", "k"]), "no compaction scenario");
+    refused(&mmcheck(t.path(), ["matrix", "--json", "pct"]), "nothing to decide");
+    // selftest on a folder with no mutant.
+    let o = mmcheck(t.path(), ["selftest", "--dir", "pct"]);
+    refused(&o, "pct: nothing to decide: no mutant scenario");
+    assert!(o.stdout.is_empty());
+    refused(&mmcheck(t.path(), ["selftest", "--json", "--dir", "pct"]), "no mutant scenario");
+    t.file("empty/README", "no scenarios\n");
+    refused(&mmcheck(t.path(), ["selftest", "--dir", "empty"]), "no *.toml scenario files");
+}
+
+// ---------------------------------------------------------------- engines and threads
+
+#[test]
+fn one_thread_under_pct_is_refused_not_a_panic() {
+    let t = TempDir::new("one-thread");
+    let one = QUICK.replace("[[thread]]\nrole = \"killer\"\n", "");
+    t.file("one.toml", &one);
+    let o = mmcheck(t.path(), ["check", "one.toml"]);
+    let err = refused(&o, "one.toml:3: thread: 1 thread, but shuttle-pct needs at least two");
+    assert!(err.contains("use loom or stateful"), "{err}");
+    stderr_is_messages(&o, "one thread under pct");
+    t.file("all.toml", one.replace("engine = \"shuttle-pct\"\niterations = 10", "engine = \"all\""));
+    refused(&mmcheck(t.path(), ["check", "all.toml"]), "engine = \"all\" runs shuttle-pct");
+    // The same file under loom runs; --engine shuttle-pct on it is refused.
+    t.file("loom.toml", one.replace("engine = \"shuttle-pct\"\niterations = 10", "engine = \"loom\""));
+    assert_eq!(mmcheck(t.path(), ["check", "loom.toml"]).status.code(), Some(0));
+    let o = mmcheck(t.path(), ["check", "loom.toml", "--engine", "shuttle-pct"]);
+    refused(&o, "loom.toml: --engine shuttle-pct: 1 thread, but shuttle-pct needs at least two");
+    stderr_is_messages(&o, "--engine shuttle-pct");
+    assert!(o.stdout.is_empty());
 }

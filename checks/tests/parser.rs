@@ -1,5 +1,6 @@
-//! Bad scenario input gets a clear error (file, line, field), never a panic; the command
-//! exits 2 on it.
+//! Bad scenario input gets a clear error (file, line, field with its table), never a panic;
+//! every error of a file is reported, one line each; the command exits 2 on it. Random text,
+//! mutated scenarios and random folders of files (given to the binary) never panic or hang.
 
 use std::path::Path;
 use std::process::Command;
@@ -202,4 +203,411 @@ proptest! {
             }
         }
     }
+}
+
+// ---------------------------------------------------------------- every error, with its table
+
+fn errs(text: &str) -> Vec<mmcheck::scenario::ScenarioError> {
+    mmcheck::scenario::parse_all(Path::new("bad.toml"), text).expect_err("must be rejected")
+}
+
+/// (line, field) of each error.
+fn places(es: &[mmcheck::scenario::ScenarioError]) -> Vec<(Option<usize>, String)> {
+    es.iter().map(|e| (e.line, e.field.clone().unwrap_or_default())).collect()
+}
+
+#[test]
+fn unknown_keys_and_wrong_types_name_their_field_with_its_table() {
+    let e = err(&GOOD.replace("preemption_bound = 2", "max_secnds = 3"));
+    assert_eq!((e.line, e.field.as_deref()), (Some(17), Some("explore.max_secnds")), "{e}");
+    assert!(e.message.contains("did you mean max_seconds?"), "{e}");
+    let e = err(&GOOD.replace("verdict = \"pass\"", "verdict = \"pass\"\nverdicts = \"pass\""));
+    assert_eq!(e.field.as_deref(), Some("expect.verdicts"), "{e}");
+    let e =
+        err(&GOOD.replace("[expect]", "[check]\ninvariants = [\"progress\"]\ninvariant = \"progress\"\n\n[expect]"));
+    assert_eq!(e.field.as_deref(), Some("check.invariant"), "{e}");
+    let e = err(&GOOD.replace("model = ", "modle = \"x\"\nmodel = "));
+    assert_eq!((e.line, e.field.as_deref()), (Some(1), Some("modle")), "{e}");
+    assert!(e.message.contains("did you mean model?"), "{e}");
+
+    // Types name the field.
+    let e = err(&GOOD
+        .replace("engine = \"loom\"", "engine = \"shuttle-pct\"\niterations = \"ten\"")
+        .replace("preemption_bound = 2\n", ""));
+    assert_eq!(e.field.as_deref(), Some("explore.iterations"), "{e}");
+    assert_eq!(e.message, "expected an integer, found a string");
+    let e = err(&GOOD.replace("engine = \"loom\"", "engine = 3"));
+    assert_eq!(
+        (e.field.as_deref(), e.message.as_str()),
+        (Some("explore.engine"), "expected a string, found an integer")
+    );
+    let e = err(&GOOD.replace("reaches = [\"trylock-failed\"]", "reaches = \"trylock-failed\""));
+    assert_eq!(e.field.as_deref(), Some("expect.reaches"), "{e}");
+    assert!(e.message.starts_with("expected an array of strings"), "{e}");
+    let e = err(&GOOD.replace("reaches = [\"trylock-failed\"]", "reaches = [\"trylock-failed\", 7]"));
+    assert_eq!(e.field.as_deref(), Some("expect.reaches[1]"), "{e}");
+    let e = err(&GOOD.replace("[explore]\n", "explore = 5\n[explore2]\n"));
+    assert!(e.field.is_some(), "{e}");
+    let e = err(&GOOD.replace("variant = \"recheck\"", "variant = 2"));
+    assert_eq!((e.field.as_deref(), e.message.as_str()), (Some("variant"), "expected a string, found an integer"));
+    let e = err(&GOOD.replace("[[thread]]\nrole = \"writer\"", "[[thread]]\nrole = [\"writer\"]"));
+    assert_eq!((e.line, e.field.as_deref()), (Some(9), Some("thread[1].role")), "{e}");
+    let e = err(&GOOD.replace("[params]\ntimeout = \"any-time\"", "[params]\nstep_bound = 1.5"));
+    assert_eq!(e.field.as_deref(), Some("params.step_bound"), "{e}");
+    let e = err(
+        "model = \"kswapd-stall\"\nvariant = \"recheck\"\n[thread]\nrole = \"kswapd\"\n[expect]\nverdict = \"pass\"\n",
+    );
+    assert_eq!((e.line, e.field.as_deref()), (Some(3), Some("thread")), "{e}");
+    assert!(e.message.contains("[[thread]]"), "{e}");
+    // A date is a type like any other.
+    let e = err(&GOOD.replace("holds = 2", "holds = 1979-05-27"));
+    assert_eq!(e.field.as_deref(), Some("thread[1].holds"), "{e}");
+    // A syntax error is one line.
+    let e = err("model = \"kswapd-stall\"\nvariant = ");
+    assert!(!e.message.contains('\n'), "{e}");
+    // Inline tables and dotted keys are tables too.
+    let inline = GOOD.replace("[explore]\nengine = \"loom\"\npreemption_bound = 2\n", "").replacen(
+        "[[thread]]",
+        "explore = { engine = \"loom\", max_secnds = 2 }\n\n[[thread]]",
+        1,
+    );
+    let e = err(&inline);
+    assert_eq!(e.field.as_deref(), Some("explore.max_secnds"), "{e}");
+    let dotted = GOOD.replace("[explore]\nengine = \"loom\"\npreemption_bound = 2\n", "").replacen(
+        "[[thread]]",
+        "explore.engine = \"loom\"\nexplore.preemptoin_bound = 2\n\n[[thread]]",
+        1,
+    );
+    let e = err(&dotted);
+    assert_eq!((e.line, e.field.as_deref()), (Some(5), Some("explore.preemptoin_bound")), "{e}");
+}
+
+#[test]
+fn every_error_of_a_file_is_reported_in_line_order() {
+    let text = GOOD
+        .replace("model = \"kswapd-stall\"", "modle = 1\nmodel = \"kswapd-stall\"")
+        .replace("node = 0", "node = 0\nholds = 3")
+        .replace("holds = 2", "holds = 99")
+        .replace("timeout = \"any-time\"", "timout = \"never\"")
+        .replace("preemption_bound = 2", "preemption_bound = 2\nmax_secnds = 1\niterations = \"ten\"")
+        .replace("[expect]", "[check]\ninvariants = [\"progress\", \"progress\", \"nope\"]\n\n[expect]")
+        .replace("verdict = \"pass\"", "verdicts = \"pass\"")
+        .replace("reaches = [\"trylock-failed\"]", "reaches = [\"trylock-failed\", \"trylock-failed\"]");
+    let es = errs(&text);
+    let fields: Vec<String> = places(&es).into_iter().map(|(_, f)| f).collect();
+    assert_eq!(
+        fields,
+        [
+            "modle",
+            "thread[0].holds",
+            "thread[1].holds",
+            "params.timout",
+            "explore.max_secnds",
+            "explore.iterations",
+            "check.invariants",
+            "check.invariants",
+            "expect.verdict",
+            "expect.verdicts",
+            "expect.reaches",
+        ],
+        "{}",
+        es.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("\n")
+    );
+    let lines: Vec<usize> = es.iter().map(|e| e.line.expect("each has a line")).collect();
+    assert!(lines.windows(2).all(|w| w[0] <= w[1]), "{lines:?}");
+    // The first one is what parse() returns.
+    assert_eq!(err(&text), es[0]);
+
+    // The command prints every one, one line each.
+    let dir = std::env::temp_dir().join(format!("mmcheck-parser-all-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("many.toml");
+    std::fs::write(&bad, &text).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_mmcheck")).arg("check").arg(&bad).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.lines().count(), es.len(), "{stderr}");
+    for (l, e) in stderr.lines().zip(&es) {
+        let e = mmcheck::scenario::ScenarioError { file: bad.clone(), ..e.clone() };
+        assert_eq!(l, format!("mmcheck: {e}"));
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn duplicates_in_invariants_and_reaches_are_refused_naming_the_duplicate() {
+    let e = err(
+        &GOOD.replace("[expect]", "[check]\ninvariants = [\"progress\", \"stall-once\", \"progress\"]\n\n[expect]")
+    );
+    assert_eq!((e.line, e.field.as_deref()), (Some(20), Some("check.invariants")), "{e}");
+    assert_eq!(e.message, "\"progress\" is listed twice; name each once");
+    let e = err(&GOOD.replace("[\"trylock-failed\"]", "[\"trylock-failed\", \"cmpxchg-lost\", \"trylock-failed\"]"));
+    assert_eq!(e.field.as_deref(), Some("expect.reaches"), "{e}");
+    assert!(e.message.starts_with("\"trylock-failed\" is listed twice"), "{e}");
+}
+
+/// A kswapd-stall file with these threads (after the model and variant lines).
+fn kswapd_threads(threads: &str) -> String {
+    format!(
+        "model = \"kswapd-stall\"\nvariant = \"recheck\"\n{threads}[explore]\nengine = \"loom\"\n\
+         [expect]\nverdict = \"pass\"\n"
+    )
+}
+
+#[test]
+fn a_kswapd_stall_file_needs_a_protocol_thread_and_an_allocator_needs_its_nodes_kswapd() {
+    for threads in [
+        "[[thread]]\nrole = \"writer\"\n[[thread]]\nrole = \"writer\"\n",
+        "[[thread]]\nrole = \"bdi\"\n",
+        "[[thread]]\nrole = \"writer\"\n[[thread]]\nrole = \"bdi\"\n",
+    ] {
+        let e = err(&kswapd_threads(threads));
+        assert_eq!((e.line, e.field.as_deref()), (Some(3), Some("thread")), "{e}");
+        assert!(e.message.contains("needs a kswapd or a direct-reclaim thread"), "{e}");
+    }
+    let e =
+        err(&kswapd_threads("[[thread]]\nrole = \"kswapd\"\nnode = 0\n[[thread]]\nrole = \"allocator\"\nnode = 1\n"));
+    assert_eq!(e.field.as_deref(), Some("thread"), "{e}");
+    assert!(e.message.contains("thread 1 is an allocator for node 1, which has no kswapd"), "{e}");
+    assert!(e.message.contains("add a kswapd with node = 1"), "{e}");
+    // With a direct reclaimer and no kswapd at all, an allocator still has nobody to wake.
+    let e = err(&kswapd_threads(
+        "[[thread]]\nrole = \"direct-reclaim\"\nnode = 0\n[[thread]]\nrole = \"allocator\"\nnode = 0\n",
+    ));
+    assert!(e.message.contains("allocator for node 0, which has no kswapd"), "{e}");
+    // What is accepted.
+    for threads in [
+        "[[thread]]\nrole = \"kswapd\"\nnode = 0\n[[thread]]\nrole = \"allocator\"\nnode = 0\n",
+        "[[thread]]\nrole = \"direct-reclaim\"\nnode = 0\n[[thread]]\nrole = \"bdi\"\n",
+        "[[thread]]\nrole = \"kswapd\"\nnode = 2\n",
+    ] {
+        parse(Path::new("ok.toml"), &kswapd_threads(threads)).unwrap_or_else(|e| panic!("{threads}: {e}"));
+    }
+}
+
+#[test]
+fn the_thread_limit_is_each_engines_own_and_pct_needs_two_threads() {
+    let writers = |n: usize| "[[thread]]\nrole = \"writer\"\n".repeat(n);
+    let file = |engine: &str, n: usize| {
+        kswapd_threads(&format!("[[thread]]\nrole = \"kswapd\"\nnode = 0\n{}", writers(n - 1)))
+            .replace("engine = \"loom\"", &format!("engine = \"{engine}\""))
+    };
+    let es = errs(&file("loom", 6));
+    assert_eq!(places(&es), [(Some(14), "thread".to_string())], "{es:?}");
+    assert!(es[0].message.starts_with("6 threads, but loom runs at most 5 (loom::MAX_THREADS is 5"), "{}", es[0]);
+    let es = errs(&file("all", 6));
+    assert!(es[0].message.starts_with("6 threads, but loom runs at most 5"), "{}", es[0]);
+    assert!(es[0].message.ends_with("(engine = \"all\" runs loom)"), "{}", es[0]);
+    // 33 threads: the engine's limit, once (not the model's "at most 32 threads" besides).
+    for engine in ["stateful", "shuttle-random", "loom"] {
+        let es = errs(&file(engine, 33));
+        assert_eq!(es.len(), 1, "{engine}: {es:?}");
+        let max = if engine == "loom" { 5 } else { 32 };
+        assert!(es[0].message.starts_with(&format!("33 threads, but {engine} runs at most {max} (")), "{}", es[0]);
+    }
+    parse(Path::new("ok.toml"), &file("stateful", 32)).expect("32 threads fit the stateful engine");
+
+    // One thread under PCT: refused at parse time (shuttle's PCT scheduler panics on it).
+    let one = file("shuttle-pct", 1);
+    let e = err(&one);
+    assert_eq!((e.line, e.field.as_deref()), (Some(3), Some("thread")), "{e}");
+    assert!(e.message.contains("shuttle-pct needs at least two") && e.message.contains("use loom or stateful"), "{e}");
+    for engine in ["shuttle-random", "shuttle-dfs", "stateful", "loom"] {
+        parse(Path::new("one.toml"), &file(engine, 1)).unwrap_or_else(|e| panic!("{engine}: {e}"));
+    }
+    parse(Path::new("two.toml"), &file("shuttle-pct", 2)).expect("two threads under PCT");
+}
+
+// ---------------------------------------------------------------- whole folders
+
+/// A compaction scenario that passes in milliseconds under shuttle-pct.
+const QUICK: &str = r#"model = "compaction"
+variant = "fatal-fix"
+[[thread]]
+role = "compactor"
+mode = "sync-light"
+[[thread]]
+role = "killer"
+[explore]
+engine = "shuttle-pct"
+iterations = 5
+[expect]
+verdict = "pass"
+reaches = ["fatal-seen"]
+"#;
+
+/// An item of a generated folder.
+#[derive(Debug, Clone)]
+enum Item {
+    /// `*.toml` text.
+    Toml(String),
+    /// `*.toml` bytes (usually not UTF-8, or not TOML).
+    Bytes(Vec<u8>),
+    /// A file that is not `*.toml`: skipped inside folders.
+    Other(Vec<u8>),
+    Folder(Vec<Item>),
+}
+
+/// Lines of `base` with a few replaced (the edits of [`mutated_text`], for any base).
+fn mutated(base: &'static str) -> impl Strategy<Value = String> {
+    let lines: Vec<String> = base.lines().map(str::to_string).collect();
+    let n = lines.len();
+    let replacement = prop_oneof![
+        Just(String::new()),
+        Just("[[thread]]".to_string()),
+        Just("role = 7".to_string()),
+        Just("iterations = 0".to_string()),
+        Just("engine = \"all\"".to_string()),
+        Just("mode = \"async\"".to_string()),
+        Just("reaches = [\"fatal-seen\", \"fatal-seen\"]".to_string()),
+        Just("mutation = \"sync-sets-contended\"".to_string()),
+        Just("verdict = \"violation\"".to_string()),
+        Just("\u{0}\u{feff}".to_string()),
+        "[ -~]{0,30}".prop_map(|s| s),
+    ];
+    (Just(lines), proptest::collection::vec((0..n, replacement), 1..3)).prop_map(|(mut lines, edits)| {
+        for (i, r) in edits {
+            lines[i] = r;
+        }
+        lines.join("\n")
+    })
+}
+
+fn item() -> impl Strategy<Value = Item> {
+    let leaf = prop_oneof![
+        8 => Just(Item::Toml(QUICK.to_string())),
+        2 => Just(Item::Toml(QUICK.replace("verdict = \"pass\"", "verdict = \"violation\"\ninvariant = \"progress\""))),
+        2 => mutated(QUICK).prop_map(Item::Toml),
+        1 => proptest::collection::vec(any::<u8>(), 0..48).prop_map(Item::Bytes),
+        4 => proptest::collection::vec(any::<u8>(), 0..48).prop_map(Item::Other),
+    ];
+    leaf.prop_recursive(2, 12, 4, |inner| proptest::collection::vec(inner, 0..4).prop_map(Item::Folder))
+}
+
+fn write_items(dir: &Path, items: &[Item]) {
+    std::fs::create_dir_all(dir).unwrap();
+    for (i, it) in items.iter().enumerate() {
+        match it {
+            Item::Toml(t) => std::fs::write(dir.join(format!("s{i}.toml")), t).unwrap(),
+            Item::Bytes(b) => std::fs::write(dir.join(format!("b{i}.toml")), b).unwrap(),
+            Item::Other(b) => {
+                std::fs::write(dir.join(if i % 2 == 0 { format!("n{i}.txt") } else { "README".into() }), b).unwrap()
+            }
+            Item::Folder(sub) => write_items(&dir.join(format!("d{i}")), sub),
+        }
+    }
+}
+
+/// `mmcheck ARGS` in `dir`: (exit status, stdout, stderr); the test fails if it runs 30 s.
+fn run_in(dir: &Path, args: &[&str]) -> (Option<i32>, String, String) {
+    use std::io::Read;
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mmcheck"))
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (mut out, mut err) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
+    let out_t = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = out.read_to_string(&mut s);
+        s
+    });
+    let err_t = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = err.read_to_string(&mut s);
+        s
+    });
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            break st;
+        }
+        if start.elapsed() > std::time::Duration::from_secs(30) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("mmcheck {args:?} in {} ran 30 s: killed", dir.display());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    };
+    (status.code(), out_t.join().unwrap(), err_t.join().unwrap())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// Random folders of scenario files (good ones, broken ones, bytes, non-toml files,
+    /// nested folders) given to the binary: it never panics or hangs, every stderr line is a
+    /// message, `--json` stdout is JSON, and the exit status is what the library predicts:
+    /// 2 when a file (or the folder) is unusable, naming every bad file; else 0 or 1.
+    #[test]
+    fn random_folders_never_panic_and_exit_consistently(items in proptest::collection::vec(item(), 0..6), json in any::<bool>()) {
+        static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let root = std::env::temp_dir().join(format!(
+            "mmcheck-folders-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        ));
+        let _ = std::fs::remove_dir_all(&root);
+        write_items(&root.join("scn"), &items);
+
+        // What the library says of the same folder (and whether every file is QUICK, which
+        // passes).
+        let mut all_quick = true;
+        let bad: Result<Vec<String>, String> = match mmcheck::files::collect(&[root.join("scn")]) {
+            Err(e) => Err(e.to_string()),
+            Ok(files) => Ok(files
+                .iter()
+                .inspect(|f| all_quick &= std::fs::read_to_string(f).is_ok_and(|t| t == QUICK))
+                .filter(|f| mmcheck::scenario::load(f).is_err())
+                .map(|f| f.strip_prefix(&root).unwrap().display().to_string())
+                .collect()),
+        };
+        let mut args = vec!["check", "scn"];
+        if json {
+            args.push("--json");
+        }
+        let (code, out, err) = run_in(&root, &args);
+        let _ = std::fs::remove_dir_all(&root);
+
+        prop_assert!(!err.contains("panicked"), "a panic:\n{}", err);
+        for l in err.lines() {
+            prop_assert!(l.starts_with("mmcheck: "), "a stderr line that is not a message: {}\n{}", l, err);
+        }
+        match &bad {
+            Err(e) => {
+                prop_assert_eq!(code, Some(2), "collect refused the folder ({}):\n{}", e, err);
+                prop_assert!(out.is_empty());
+            }
+            Ok(files) if !files.is_empty() => {
+                prop_assert_eq!(code, Some(2), "{:?} do not parse:\n{}", files, err);
+                for f in files {
+                    prop_assert!(err.contains(&format!("mmcheck: {f}")), "{} is not named:\n{}", f, err);
+                }
+                prop_assert!(out.is_empty(), "stdout after a refusal:\n{}", out);
+            }
+            Ok(_) if all_quick => prop_assert_eq!(code, Some(0), "only passing files:\n{}", err),
+            Ok(_) => prop_assert!(matches!(code, Some(0 | 1)), "exit {:?}:\n{}", code, err),
+        }
+        if json {
+            for l in out.lines() {
+                prop_assert!(serde_json::from_str::<serde_json::Value>(l).is_ok(), "not JSON: {}", l);
+            }
+        }
+    }
+}
+
+#[test]
+fn a_file_of_many_errors_reports_the_first_fifty_and_counts_the_rest() {
+    let keys: String = (0..500).map(|i| format!("k{i} = {i}\n")).collect();
+    // 500 unknown keys in [expect].
+    let es = errs(&format!("{GOOD}{keys}"));
+    assert_eq!(es[0].field.as_deref(), Some("expect.k0"), "{}", es[0]);
+    assert_eq!(es.len(), mmcheck::scenario::MAX_ERRORS + 1);
+    let last = es.last().unwrap();
+    assert_eq!((last.line, last.field.as_deref()), (None, None));
+    assert_eq!(last.message, "and 450 more errors (is this a scenario file?)");
 }

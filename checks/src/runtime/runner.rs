@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use super::{RunConfig, RunError, RunResult, Sample};
 use crate::scenario::Scenario;
 use crate::spec::{AnySpec, Watch};
+use crate::term::show_path;
 
 /// Run `sc` on real threads.
 pub fn run(sc: &Scenario, cfg: &RunConfig) -> Result<RunResult, RunError> {
@@ -38,27 +39,32 @@ pub fn run_interleaved(scs: &[Scenario], cfg: &RunConfig) -> Result<Vec<RunResul
         let spec = sc.spec.for_real_threads(cfg.threads_scale, cfg.work, cfg.hold_spins, cfg.jiffy).map_err(|e| {
             RunError::Config(format!(
                 "{}: --threads-scale {} / --work {}: {e}",
-                sc.file.display(),
+                show_path(&sc.file),
                 cfg.threads_scale,
                 cfg.work
             ))
         })?;
         specs.push(spec);
     }
-    for (kind, _) in &cfg.delays {
-        if !scs.iter().any(|sc| sc.model().role_kinds().iter().any(|r| r.name == kind)) {
-            let mut all: Vec<&str> = Vec::new();
-            for sc in scs {
-                for k in sc.model().role_kinds() {
-                    if !all.contains(&k.name) {
-                        all.push(k.name);
-                    }
+    // A delay for a kind of thread a scenario does not have would do nothing there.
+    for (i, (kind, _)) in cfg.delays.iter().enumerate() {
+        if cfg.delays[..i].iter().any(|(k, _)| k == kind) {
+            return Err(RunError::Config(format!("--delay: kind \"{kind}\" is given twice")));
+        }
+        for sc in scs {
+            let mut kinds: Vec<&str> = Vec::new();
+            for k in sc.spec.role_kinds() {
+                if !kinds.contains(&k) {
+                    kinds.push(k);
                 }
             }
-            return Err(RunError::Config(format!(
-                "--delay: no thread of kind \"{kind}\" in these scenarios (kinds: {})",
-                all.join(", ")
-            )));
+            if !kinds.contains(&kind.as_str()) {
+                return Err(RunError::Config(format!(
+                    "--delay: {} has no thread of kind \"{kind}\" (its kinds: {})",
+                    show_path(&sc.file),
+                    kinds.join(", ")
+                )));
+            }
         }
     }
     let mut results: Vec<RunResult> = scs

@@ -411,6 +411,25 @@ impl Model for KswapdStall {
                 kswapd_nodes.push(*node);
             }
         }
+        // The protocol's code runs in a kswapd's or a direct reclaimer's
+        // remove_mapping_list(); writers, allocators and backing devices only race with it.
+        if !cfg.roles.iter().any(|r| matches!(r, Role::Kswapd { .. } | Role::DirectReclaim { .. })) {
+            return Err("a kswapd-stall scenario needs a kswapd or a direct-reclaim thread: the protocol runs in \
+                        them (writers, allocators and bdis only race with it)"
+                .into());
+        }
+        // wakeup_kswapd(node) runs zone_balanced() only when that node's kswapd is asleep.
+        for (pid, r) in cfg.roles.iter().enumerate() {
+            if let Role::Allocator { node, .. } = r {
+                if !kswapd_nodes.contains(node) {
+                    return Err(format!(
+                        "thread {pid} is an allocator for node {node}, which has no kswapd: its wakeup_kswapd() can \
+                         never find a sleeping kswapd; add a kswapd with node = {node}, or give the allocator the \
+                         node of a kswapd"
+                    ));
+                }
+            }
+        }
         Ok(())
     }
 
