@@ -71,6 +71,16 @@ pub trait Ghost: Send + Sync + 'static {
         0
     }
 
+    /// A checkpoint in code that is not a loop of unknown length (the head of one iteration of
+    /// a bounded `for`, the end of a role): `summary` is the model's summary of everything
+    /// task `pid`'s future depends on besides the shared objects, built like a loop summary
+    /// ([`crate::kernel::sched::loop_summary`]: the context taken when the enclosing function
+    /// started, a location constant, the live locals). A stateful search replaces the task's
+    /// history by it, so that two paths to the same point with the same locals are one state.
+    /// Unlike [`Ghost::loop_head`] it never stops or yields: every other ghost ignores it.
+    #[inline(always)]
+    fn checkpoint(&self, _pid: Pid, _summary: u64) {}
+
     /// `pid` is about to sleep with no timer (timer model `never`).
     fn untimed_sleep(&self, pid: Pid) -> SleepDecision;
 

@@ -145,6 +145,14 @@ impl<'a, P: Platform> Current<'a, P> {
             LoopVerdict::Stop => false,
         }
     }
+    /// A checkpoint with the model's summary of this task's state (see [`Ghost::checkpoint`]);
+    /// a no-op in the runtime build and under every engine but the stateful one.
+    #[inline(always)]
+    pub fn checkpoint(&self, summary: u64) {
+        if P::Ghost::ENABLED {
+            self.sched.ghost.checkpoint(self.task.pid, summary)
+        }
+    }
     /// The context a loop starts in (see [`Ghost::loop_context`]); 0 in the runtime build.
     #[inline(always)]
     pub fn loop_context(&self) -> u64 {
@@ -165,11 +173,21 @@ impl<'a, P: Platform> Current<'a, P> {
 /// A loop head's summary (see [`Ghost::loop_head`]): the loop's context (taken just before the
 /// loop), its location (a constant per loop of the model) and the hash of the locals it carries
 /// from one iteration to the next.
+///
+/// Two rounds of a 64-bit mixer (MurmurHash3's finaliser): cheap enough to call on every
+/// iteration, and every input bit reaches every output bit, as a fingerprint needs.
+#[inline]
 pub fn loop_summary(context: u64, location: u64, locals: u64) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    (context, location, locals).hash(&mut h);
-    h.finish()
+    #[inline(always)]
+    fn fmix64(mut k: u64) -> u64 {
+        k ^= k >> 33;
+        k = k.wrapping_mul(0xff51_afd7_ed55_8ccd);
+        k ^= k >> 33;
+        k = k.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+        k ^ (k >> 33)
+    }
+    let a = fmix64(context ^ location.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    fmix64(a.rotate_left(29) ^ locals.wrapping_add(0x2545_f491_4f6c_dd1d))
 }
 
 /// `set_current_state(state)`: `smp_store_mb(current->state, state)`.

@@ -242,6 +242,9 @@ impl<P: PlatformFor<Event>> Kernel<P> {
     /// Run task `pid`'s role to completion on the calling thread.
     pub fn run_task(&self, pid: Pid) {
         let cur = self.sched.enter(pid);
+        // What this task's future depends on at the checkpoints below, besides the shared
+        // state: its role (fixed by `pid`) and the locals named there.
+        let context = cur.loop_context();
         let bdi_index = self.cfg.roles[..pid].iter().filter(|r| matches!(r, Role::Bdi { .. })).count();
         match self.cfg.roles[pid] {
             Role::Kswapd { node, batches, balances, .. } if self.mutated(&cur, Mutation::KswapdInfiniteLoop) => {
@@ -260,7 +263,8 @@ impl<P: PlatformFor<Event>> Kernel<P> {
             }
             Role::Writer { holds, spins } => vmscan::writer(self, &cur, holds, spins),
             Role::Allocator { node, attempts } => {
-                for _ in 0..attempts {
+                for attempt in 0..attempts {
+                    cur.checkpoint(loop_summary(context, 14, attempt as u64));
                     vmscan::wakeup_kswapd(self, &cur, node);
                 }
             }
@@ -269,6 +273,8 @@ impl<P: PlatformFor<Event>> Kernel<P> {
             }
             Role::Bdi { congested_at_start } => backing_dev::bdi(self, &cur, bdi_index, congested_at_start),
         }
+        // The role is done: nothing of how it went is left in its locals.
+        cur.checkpoint(loop_summary(context, 15, 0));
         // do_exit(): no lock may be held any more.
         for lock in [&self.mapping.tree_lock, &self.kswapd_contended_wait.lock, &self.congestion_wqh.lock] {
             lock.release_if_leaked(&cur);

@@ -213,9 +213,14 @@ pub fn kswapd<P: PlatformFor<Event>>(
     pages: u32,
     balances: bool,
 ) {
-    for _ in 0..batches {
+    // Checkpoints (no-ops but under the stateful engine): between batches kswapd's whole
+    // local state is the batch number; how the last batch went is in the shared state.
+    let context = cur.loop_context();
+    for batch in 0..batches {
+        cur.checkpoint(loop_summary(context, 10, batch as u64));
         remove_mapping_list(k, cur, MappingList { nid, nr_pages: pages }, true);
     }
+    cur.checkpoint(loop_summary(context, 11, 0));
     kswapd_try_to_sleep(k, cur, nid, balances);
 }
 
@@ -232,7 +237,9 @@ pub fn kswapd_try_to_sleep<P: PlatformFor<Event>>(k: &Kernel<P>, cur: &Current<P
 
 /// A heavy writer of the file: each `add_to_page_cache` takes tree_lock (blocking).
 pub fn writer<P: PlatformFor<Event>>(k: &Kernel<P>, cur: &Current<P>, holds: u32, spins: u32) {
-    for _ in 0..holds {
+    let context = cur.loop_context();
+    for hold in 0..holds {
+        cur.checkpoint(loop_summary(context, 12, hold as u64));
         spin_lock(cur, &k.mapping.tree_lock);
         for _ in 0..spins {
             core::hint::spin_loop();
@@ -254,7 +261,9 @@ pub fn direct_reclaim<P: PlatformFor<Event>>(
     pages: u32,
     tags_congested: bool,
 ) {
-    for _ in 0..batches {
+    let context = cur.loop_context();
+    for batch in 0..batches {
+        cur.checkpoint(loop_summary(context, 13, batch as u64));
         remove_mapping_list(k, cur, MappingList { nid, nr_pages: pages }, false);
         if tags_congested {
             // shrink_inactive_list(): "nr_dirty && nr_dirty == nr_congested" → PGDAT_CONGESTED.

@@ -137,6 +137,12 @@ impl<M: Checked> StatefulGhost<M> {
         g.record = record.then(Vec::new);
     }
 
+    /// Whether loop heads and checkpoints replace histories (off: the history-only reference,
+    /// which also keeps finished tasks' histories in the fingerprint).
+    pub fn summaries(&self) -> bool {
+        self.summaries
+    }
+
     pub fn set_mode(&self, mode: Mode) {
         self.lock().mode = mode;
     }
@@ -240,6 +246,13 @@ impl<M: Checked> Ghost for StatefulGhost<M> {
 
     fn loop_context(&self, _pid: Pid) -> u64 {
         stateful::local()
+    }
+
+    fn checkpoint(&self, _pid: Pid, summary: u64) {
+        // As at a loop head: the summary replaces the history (never stops or yields).
+        if self.summaries && self.lock().mode != Mode::FastForward {
+            stateful::reset_local(summary);
+        }
     }
 
     fn untimed_sleep(&self, pid: Pid) -> SleepDecision {

@@ -208,7 +208,8 @@ impl<'a, M: Checked> Search<'a, M> {
 impl<M: Checked> Dfs<'_, M> {
     /// The whole state at a scheduling point.
     fn fingerprint(p: &SchedPoint<'_>, ghost: &StatefulGhost<M>) -> u64 {
-        mix(p.fingerprint(), ghost.state_hash())
+        let runtime = if ghost.summaries() { p.fingerprint() } else { p.fingerprint_keeping_finished() };
+        mix(runtime, ghost.state_hash())
     }
 
     /// The checked invariants among what the online monitors found.

@@ -58,9 +58,14 @@
 //! in values the ghost hands to model code.
 //!
 //! [`SchedPoint::fingerprint`] hashes every object value, every lock owner, and for every
-//! task its park token, its status (finished, or its pending op with operand) and its local
-//! hash; finished tasks keep their local hash in (what they observed may have reached other
-//! tasks through ghost or non-platform state). The object and lock part is an XOR of one
+//! unfinished task its park token, its status (its pending op with operand) and its local
+//! hash; a finished task adds only that it has finished. Its history cannot matter any more:
+//! it never runs again, `Join` asks only whether it finished, and the model's non-platform
+//! state that other tasks read is either the checker's ghost (hashed by the checker) or a
+//! mirror of a platform object (`kernel::spinlock`'s owner mirrors the lock's owner, the
+//! compaction model's ghost signal flags mirror their atomics); a task's `sleep_state` is read
+//! only by the task itself. ([`SchedPoint::fingerprint_keeping_finished`] keeps them, for the
+//! checker's history-only reference search.) The object and lock part is an XOR of one
 //! strongly mixed term per (object, value) and (lock, owner), maintained incrementally by
 //! every write (two multiplies per write); the task part is folded on demand (one multiply
 //! per task) and the result goes through a finaliser. No allocation.

@@ -356,6 +356,12 @@ impl SchedPoint<'_> {
     pub fn fingerprint(&self) -> u64 {
         self.rt.fingerprint_with(self.rt.shared)
     }
+    /// The fingerprint keeping the local hash and token of finished tasks too: the strict
+    /// reference that [`SchedPoint::fingerprint`]'s dropping of them is tested against.
+    #[inline]
+    pub fn fingerprint_keeping_finished(&self) -> u64 {
+        self.rt.fingerprint_full(self.rt.shared, true)
+    }
     /// The fingerprint with its object and lock part recomputed from scratch (for tests of
     /// the incremental part).
     #[doc(hidden)]
@@ -397,10 +403,25 @@ impl Rt {
 
     #[inline]
     fn fingerprint_with(&self, shared: u64) -> u64 {
+        self.fingerprint_full(shared, false)
+    }
+
+    #[inline]
+    fn fingerprint_full(&self, shared: u64, keep_finished: bool) -> u64 {
         let mut h = shared ^ (self.tasks.len() as u64).wrapping_mul(P2);
         for (t, s) in self.tasks.iter().enumerate() {
-            let status = if self.finished & (1 << t) != 0 { FINISHED_CODE } else { s.op.code() };
-            h = mix(h ^ status ^ (s.token as u64) << 4, s.local);
+            // A finished task has no future: its history and token cannot matter (see the
+            // module docs for why no other task can depend on them either).
+            let (status, local) = if self.finished & (1 << t) != 0 {
+                if keep_finished {
+                    (FINISHED_CODE ^ (s.token as u64) << 4, s.local)
+                } else {
+                    (FINISHED_CODE, 0)
+                }
+            } else {
+                (s.op.code() ^ (s.token as u64) << 4, s.local)
+            };
+            h = mix(h ^ status, local);
         }
         fmix64(h)
     }
