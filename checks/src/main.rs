@@ -45,7 +45,8 @@ enum Cmd {
         #[arg(long)]
         traces: bool,
         /// Run with this engine instead of the scenario's: loom, shuttle-pct, shuttle-random,
-        /// shuttle-dfs, or all (a cross-check: loom and both shuttle schedulers must agree).
+        /// shuttle-dfs, stateful, or all (a cross-check: loom, both randomised shuttle
+        /// schedulers and stateful must agree).
         #[arg(long, value_name = "ENGINE")]
         engine: Option<String>,
         /// Also run the online monitors on every execution and fail (verdict error) on the

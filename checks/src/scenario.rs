@@ -856,16 +856,24 @@ fn explore_table(ctx: &mut Ctx, ex: &Table) -> Option<Explore> {
             ));
         }
     }
-    if engine == EngineName::Loom {
+    if matches!(engine, EngineName::Loom | EngineName::Stateful) {
         for (key, v) in [("explore.iterations", &iterations_v), ("explore.seed", &seed_v)] {
             if let Some(v) = v {
                 ctx.push(ctx.err(
                     v.span(),
                     key,
-                    "loom explores exhaustively; iterations and seed are for the shuttle engines",
+                    format!("{name} explores exhaustively; iterations and seed are for the shuttle engines"),
                 ));
             }
         }
+    }
+    if let (Some(v), EngineName::Stateful) = (&budget_v, engine) {
+        ctx.push(ctx.err(
+            v.span(),
+            "explore.shortest_budget",
+            "the stateful engine makes its counterexample shortest by a breadth-first search of its own; \
+             shortest_budget is for loom and the shuttle engines",
+        ));
     }
     if let (Some(v), EngineName::ShuttleDfs) = (&seed_v, engine) {
         ctx.push(ctx.err(

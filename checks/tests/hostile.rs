@@ -914,3 +914,104 @@ fn one_thread_under_pct_is_refused_not_a_panic() {
     stderr_is_messages(&o, "--engine shuttle-pct");
     assert!(o.stdout.is_empty());
 }
+
+#[test]
+fn the_engine_flag_names_every_engine_of_the_registry() {
+    // The help of --engine is written by hand; the engines come from one enum. A new engine
+    // that the help forgets is caught here.
+    let t = TempDir::new("engine-help");
+    let o = mmcheck(t.path(), ["check", "--help"]);
+    assert_eq!(o.status.code(), Some(0));
+    let help = text(&o.stdout).split_whitespace().collect::<Vec<_>>().join(" ");
+    let line = help.split("--engine <ENGINE>").nth(1).expect("--engine in check --help");
+    let line = line.split(" --").next().unwrap();
+    for e in mmcheck::engine::EngineName::ALL {
+        assert!(line.contains(e.name()), "check --help does not name engine {}: {line}", e.name());
+    }
+}
+
+// ---------------------------------------------------------------- the stateful engine's budgets
+
+const BIG_STATEFUL: &str = r#"model = "kswapd-stall"
+variant = "recheck"
+[[thread]]
+role = "kswapd"
+node = 0
+[[thread]]
+role = "kswapd"
+node = 1
+[[thread]]
+role = "direct-reclaim"
+node = 1
+[[thread]]
+role = "bdi"
+[params]
+timeout = "any-time"
+[explore]
+engine = "stateful"
+[expect]
+verdict = "pass"
+"#;
+
+/// `mmcheck check --json FILE` with the environment `env`; the one JSON object it printed.
+fn stateful_run(t: &TempDir, file: &str, env: &[(&str, &str)]) -> (Output, serde_json::Value) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mmcheck"));
+    cmd.args(["check", "--json", file]).current_dir(t.path()).stdin(Stdio::null());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let o = cmd.output().expect("mmcheck runs");
+    let lines = json_lines(&o.stdout, file);
+    assert_eq!(lines.len(), 1, "{}", text(&o.stdout));
+    (o, lines.into_iter().next().unwrap())
+}
+
+/// A stop before the end is `incomplete` (exit 1), never a pass, with how far it got.
+fn assert_stopped(o: &Output, v: &serde_json::Value, by: &str) {
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    assert_eq!(v["verdict"], "incomplete", "{v}");
+    let e = &v["engines"][0];
+    assert_eq!(e["stopped_by"], by, "{v}");
+    assert_eq!(e["memory_model"], "sc", "{v}");
+    for k in ["states", "transitions", "max_depth", "memory_bytes"] {
+        assert!(e[k].as_u64().is_some_and(|n| n > 0), "{k} in {v}");
+    }
+}
+
+#[test]
+fn a_state_budget_that_is_hit_is_incomplete_with_the_states_and_depth() {
+    let t = TempDir::new("max-states");
+    t.file("s.toml", BIG_STATEFUL.replace("engine = \"stateful\"", "engine = \"stateful\"\nmax_states = 500"));
+    let (o, v) = stateful_run(&t, "s.toml", &[]);
+    assert_stopped(&o, &v, "state budget (max_states)");
+    assert_eq!(v["engines"][0]["states"], 500, "{v}");
+    // The table says it too.
+    let o = mmcheck(t.path(), ["check", "s.toml"]);
+    assert_eq!(o.status.code(), Some(1));
+    let out = text(&o.stdout);
+    assert!(out.contains("incomplete: stopped by the state budget (max_states) after 500 states"), "{out}");
+    assert!(out.contains("depth") && out.contains("not a pass"), "{out}");
+}
+
+#[test]
+fn a_time_limit_that_is_hit_is_incomplete() {
+    let t = TempDir::new("max-seconds");
+    t.file("s.toml", BIG_STATEFUL.replace("engine = \"stateful\"", "engine = \"stateful\"\nmax_seconds = 0.05"));
+    let (o, v) = stateful_run(&t, "s.toml", &[]);
+    assert_stopped(&o, &v, "time limit");
+}
+
+#[test]
+fn running_out_of_memory_mid_search_is_incomplete_with_the_figures_not_an_abort() {
+    let t = TempDir::new("memory");
+    t.file("s.toml", BIG_STATEFUL);
+    // 1 MiB holds the first tables (about 80,000 slots), not the 181,397 states this needs.
+    let (o, v) = stateful_run(&t, "s.toml", &[("MMCHECK_MEMORY_MIB", "1")]);
+    assert_stopped(&o, &v, "memory");
+    assert!(v["engines"][0]["memory_bytes"].as_u64().unwrap() <= 1 << 20, "{v}");
+    // A budget the limit cannot hold is refused before the search starts, naming the field.
+    t.file("b.toml", BIG_STATEFUL.replace("engine = \"stateful\"", "engine = \"stateful\"\nmax_states = 1000000"));
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mmcheck"));
+    let o = cmd.args(["check", "b.toml"]).current_dir(t.path()).env("MMCHECK_MEMORY_MIB", "1").output().unwrap();
+    refused(&o, "b.toml:18: explore.max_states: 1000000 states need about");
+}

@@ -611,3 +611,34 @@ fn a_file_of_many_errors_reports_the_first_fifty_and_counts_the_rest() {
     assert_eq!((last.line, last.field.as_deref()), (None, None));
     assert_eq!(last.message, "and 450 more errors (is this a scenario file?)");
 }
+
+#[test]
+fn the_stateful_engines_keys_are_checked_and_named_with_their_table() {
+    let stateful = GOOD.replace("engine = \"loom\"\npreemption_bound = 2", "engine = \"stateful\"");
+    parse(Path::new("s.toml"), &stateful).expect("a stateful scenario");
+    let with = |key: &str| stateful.replace("engine = \"stateful\"", &format!("engine = \"stateful\"\n{key}"));
+    parse(Path::new("s.toml"), &with("max_states = 1000")).expect("a state budget");
+    // A budget of zero is refused, on its line, naming the field with its table.
+    let e = err(&with("max_states = 0"));
+    assert_eq!((e.line, e.field.as_deref()), (Some(17), Some("explore.max_states")), "{e}");
+    // One that cannot fit in this machine's memory (10^10 states, about 130 GB of table).
+    let e = err(&with("max_states = 10000000000"));
+    assert_eq!(e.field.as_deref(), Some("explore.max_states"), "{e}");
+    assert!(e.message.contains("more than this machine can give"), "{e}");
+    let e = err(&with("max_states = 10000000001"));
+    assert!(e.message.contains("out of range"), "{e}");
+    // Keys of other engines are not silently ignored.
+    let e = err(&with("iterations = 10"));
+    assert_eq!(e.field.as_deref(), Some("explore.iterations"), "{e}");
+    assert!(e.message.contains("stateful explores exhaustively"), "{e}");
+    assert_eq!(err(&with("seed = 3")).field.as_deref(), Some("explore.seed"));
+    assert_eq!(err(&with("preemption_bound = 3")).field.as_deref(), Some("explore.preemption_bound"));
+    assert_eq!(err(&with("depth = 3")).field.as_deref(), Some("explore.depth"));
+    let e = err(&with("shortest_budget = 10"));
+    assert_eq!(e.field.as_deref(), Some("explore.shortest_budget"), "{e}");
+    assert!(e.message.contains("breadth-first search of its own"), "{e}");
+    // And max_states is the stateful engine's only.
+    let e = err(&GOOD.replace("preemption_bound = 2", "max_states = 10"));
+    assert_eq!(e.field.as_deref(), Some("explore.max_states"), "{e}");
+    assert!(e.message.contains("only the stateful engine stores states"), "{e}");
+}

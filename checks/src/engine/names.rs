@@ -10,7 +10,8 @@ pub enum EngineName {
     ShuttleDfs,
     /// The stateful engine (state caching, fair-cycle detection; sequentially consistent).
     Stateful,
-    /// A cross-check: loom and both randomised shuttle schedulers must agree.
+    /// A cross-check: loom, both randomised shuttle schedulers and the stateful engine must
+    /// agree (weak-memory-only findings of loom excepted: see `check::judge`).
     All,
 }
 

@@ -153,14 +153,18 @@ fn mix(a: u64, b: u64) -> u64 {
     r ^ (r >> 32)
 }
 
-/// Memory this machine can give the search: 80 % of what is available now.
+/// Memory this machine can give the search: 80 % of what is available now, or less if the
+/// environment variable `MMCHECK_MEMORY_MIB` says so (as SPIN's `-DMEMLIM`: a limit for a
+/// shared machine, and the way the tests make a search run out of memory).
 pub fn available_memory() -> u64 {
     let avail = std::fs::read_to_string("/proc/meminfo").ok().and_then(|m| {
         m.lines()
             .find(|l| l.starts_with("MemAvailable:"))
             .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
     });
-    avail.map_or(8 << 30, |kb| kb * 1024 / 5 * 4)
+    let machine = avail.map_or(8 << 30, |kb| kb * 1024 / 5 * 4);
+    let limit = std::env::var("MMCHECK_MEMORY_MIB").ok().and_then(|v| v.trim().parse::<u64>().ok());
+    limit.map_or(machine, |mib| machine.min(mib.saturating_mul(1 << 20)))
 }
 
 fn lowest(mask: u32) -> TaskId {
