@@ -34,7 +34,7 @@ pub fn wait_iff_congested<P: PlatformFor<Event>>(k: &Kernel<P>, cur: &Current<P>
     let mut sleep = true;
     if k.cfg.variant.rechecks() {
         sleep = congested(k, nid);
-        cur.emit(Event::Recheck { wq: wq.name, sleeps: sleep });
+        cur.emit(Event::Recheck { wq: wq.name, sleeps: sleep, exclusive: None });
     }
     let mut ret = timeout;
     if sleep {

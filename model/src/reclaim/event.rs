@@ -16,8 +16,10 @@ pub const TREE_LOCK: crate::event::LockName = crate::event::LockName::Lock("tree
 /// One event of the kswapd-stall protocol.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Event {
-    /// The variant's re-check after `prepare_to_wait`; `sleeps` is its decision.
-    Recheck { wq: Wq, sleeps: bool },
+    /// The variant's re-check after `prepare_to_wait`; `sleeps` is its decision. On
+    /// `kswapd_contended_wait`, `exclusive` is the `kswapd_exclusive` it read (a sleep after it
+    /// waits for that node's release); `None` on `congestion_wqh`, which re-reads the flags.
+    Recheck { wq: Wq, sleeps: bool, exclusive: Option<i32> },
     /// kswapd of `node` saw `kswapd_exclusive == node` (plain load) and took tree_lock
     /// with a blocking `spin_lock`.
     ExclusiveFastPath { node: i32 },

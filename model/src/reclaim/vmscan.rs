@@ -112,24 +112,25 @@ fn claim_exclusive<P: PlatformFor<Event>>(k: &Kernel<P>, cur: &Current<P>, nid: 
 
 /// The loser's one bounded stall: `prepare_to_wait(&kswapd_contended_wait, &wait,
 /// TASK_INTERRUPTIBLE); io_schedule_timeout(HZ/100); finish_wait(...)`. The posted patch
-/// re-checks nothing; `recheck` skips the sleep when the owner it lost to has gone.
+/// re-checks nothing; `recheck` skips the sleep unless another node is exclusive now (the one
+/// it lost to, or one that won since: then it waits for that node's release).
 fn contended_stall<P: PlatformFor<Event>>(k: &Kernel<P>, cur: &Current<P>, nid: i32) {
     let wq = &k.kswapd_contended_wait;
-    let still_owned = |k: &Kernel<P>| {
+    let recheck = |k: &Kernel<P>| {
         let owner = read_once::<P>(&k.kswapd_exclusive);
-        owner != NUMA_NO_NODE && owner != nid
+        let sleeps = owner != NUMA_NO_NODE && owner != nid;
+        cur.emit(Event::Recheck { wq: wq.name, sleeps, exclusive: Some(owner) });
+        sleeps
     };
     let rechecks = k.cfg.variant.rechecks();
     let recheck_too_early = rechecks && k.mutated(cur, Mutation::RecheckBeforeEnqueue);
     let mut sleep = true;
     if recheck_too_early {
-        sleep = still_owned(k);
-        cur.emit(Event::Recheck { wq: wq.name, sleeps: sleep });
+        sleep = recheck(k);
     }
     prepare_to_wait(cur, wq, TASK_INTERRUPTIBLE);
     if rechecks && !recheck_too_early {
-        sleep = still_owned(k);
-        cur.emit(Event::Recheck { wq: wq.name, sleeps: sleep });
+        sleep = recheck(k);
     }
     if sleep {
         io_schedule_timeout(cur, HZ / 100);
