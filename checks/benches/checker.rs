@@ -68,6 +68,7 @@ fn stateful(c: &mut Criterion) {
     for (label, rel) in [
         ("kswapd_2kswapd_writer", "kswapd-stall/recheck-2kswapd-writer-stateful.toml"),
         ("compaction_holders_killer_resched", "compaction/fatal-fix-both-locks-killer-pb3.toml"),
+        ("kswapd_direct_reclaim_bdi", "kswapd-stall/recheck-direct-reclaim-bdi-stateful.toml"),
     ] {
         let sc = load(rel);
         let e = Engine::Stateful { max_states: None };
