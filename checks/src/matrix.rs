@@ -88,17 +88,22 @@ pub fn build(model: &dyn AnyModel, reports: &[Report]) -> Matrix {
                 } else if o.complete && o.engine.is_exhaustive() && o.found.is_none() {
                     // A complete exhaustive exploration with no violation at all: "holds" if it
                     // reached the invariant's situation, else "unexercised". Prefer holds, then
-                    // loom's weak-memory proof, then the larger exploration.
+                    // the stronger engine for the invariant: for `progress` the stateful engine,
+                    // which decides it exactly (fair cycles, no step bound); for the others
+                    // loom's weak-memory proof. Then the larger exploration.
                     let reached = r.scenario.spec.exercised(inv, &o.coverage);
                     let verdict = if reached { "holds" } else { "unexercised" };
                     let size = o.stats.map_or(o.executions, |s| s.states);
+                    let is_progress = inv == model.progress();
                     let rank = |v: &str, e: &Engine| {
                         let v = match v {
                             "holds" => 2,
                             "unexercised" => 1,
                             _ => 3,
                         };
-                        (v, (e.memory_model() == "c11") as u8)
+                        let stronger =
+                            if is_progress { matches!(e, Engine::Stateful { .. }) } else { e.memory_model() == "c11" };
+                        (v, stronger as u8)
                     };
                     let better = match cells.get(&k) {
                         Some(c) => {

@@ -58,6 +58,9 @@ pub trait AnyModel: Send + Sync {
     fn variants(&self) -> Vec<&'static str>;
     fn variant_description(&self, variant: &str) -> Option<&'static str>;
     fn invariants(&self) -> Vec<InvariantInfo>;
+    /// The id of the model's `progress` invariant (the one the stateful engine decides
+    /// exactly, by fair cycles, where the other engines use a step bound).
+    fn progress(&self) -> &'static str;
     /// The coverage events, in documentation order (the vocabulary of `reaches`).
     fn coverage_names(&self) -> Vec<&'static str>;
     /// The coverage events that mean "the contended path was explored".
@@ -95,6 +98,9 @@ impl<M: Checked> AnyModel for Entry<M> {
     }
     fn variant_description(&self, variant: &str) -> Option<&'static str> {
         M::Variant::from_name(variant).map(|v| v.description())
+    }
+    fn progress(&self) -> &'static str {
+        M::PROGRESS.name()
     }
     fn invariants(&self) -> Vec<InvariantInfo> {
         M::INVARIANTS

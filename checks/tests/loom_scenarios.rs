@@ -5,3 +5,32 @@ mod common;
 use common::scenario_test;
 
 include!(concat!(env!("OUT_DIR"), "/loom_scenarios.rs"));
+
+/// The matrix shows, for `progress`, the stateful engine's pass (decided exactly, by fair
+/// cycles) over loom's (a step bound); for the other invariants, loom's (weak memory) over the
+/// stateful engine's.
+#[test]
+fn the_matrix_takes_progress_from_the_stateful_engine_and_the_rest_from_loom() {
+    use mmcheck::check::{check, RunOptions};
+    use mmcheck::registry::SHIPPED;
+    let reports: Vec<_> =
+        ["kswapd-stall/recheck-2kswapd-writer.toml", "kswapd-stall/recheck-2kswapd-writer-stateful.toml"]
+            .iter()
+            .map(|rel| {
+                let _serial = common::loom_serial();
+                let sc = mmcheck::scenario::load(&common::scenarios_dir().join(rel)).unwrap_or_else(|e| panic!("{e}"));
+                let r = check(&sc, &RunOptions::default());
+                assert!(r.matched, "{rel}");
+                r
+            })
+            .collect();
+    let model = SHIPPED.iter().find(|m| m.name() == "kswapd-stall").unwrap();
+    let m = mmcheck::matrix::build(*model, &reports);
+    let cell = |inv: &str| m.cell(inv, "recheck").unwrap_or_else(|| panic!("no {inv} cell"));
+    assert_eq!(cell("progress").verdict, "holds");
+    assert_eq!(cell("progress").scenario, "recheck-2kswapd-writer-stateful");
+    assert_eq!(cell("progress").memory_model, "sc");
+    assert_eq!(cell("single-exclusive").verdict, "holds");
+    assert_eq!(cell("single-exclusive").scenario, "recheck-2kswapd-writer");
+    assert_eq!(cell("single-exclusive").memory_model, "c11");
+}

@@ -35,6 +35,12 @@ pub fn check_online() -> bool {
 
 /// `family`: "loom" runs the scenario's loom engine, "shuttle" its shuttle engines,
 /// "stateful" its stateful engine.
+/// Hold while running a loom exploration outside [`scenario_test`].
+#[allow(dead_code)] // not every test binary runs loom by hand
+pub fn loom_serial() -> std::sync::MutexGuard<'static, ()> {
+    LOOM_SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 pub fn scenario_test(rel: &str, family: &str) {
     let _serial = (family == "loom").then(|| LOOM_SERIAL.lock().unwrap_or_else(|e| e.into_inner()));
     let path = scenarios_dir().join(rel);
