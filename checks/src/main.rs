@@ -414,6 +414,10 @@ fn cmd_check(
             emit_json(&r.to_json())?;
         } else {
             let mut row = format!("{}\n{}", table_row(&r), coverage_line(&r));
+            if let Some(note) = &r.note {
+                // A verdict that needs saying beside it (a violation only loom's weak memory shows).
+                row.push_str(&format!("\n    note: {note}"));
+            }
             if std::mem::take(&mut header) {
                 row = format!("{}\n{row}", table_header());
             }

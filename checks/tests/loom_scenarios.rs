@@ -34,3 +34,33 @@ fn the_matrix_takes_progress_from_the_stateful_engine_and_the_rest_from_loom() {
     assert_eq!(cell("single-exclusive").scenario, "recheck-2kswapd-writer");
     assert_eq!(cell("single-exclusive").memory_model, "c11");
 }
+
+/// With `engine = "all"`, a violation that only loom's weak-memory model shows, while the
+/// stateful engine explored every sequentially consistent interleaving without it, is the
+/// violation with a note saying so, not a disagreement; in the table and in JSON.
+#[test]
+fn a_weak_memory_only_violation_under_all_is_noted_not_a_disagreement() {
+    let _serial = common::loom_serial();
+    let file = "scenarios/mutants/kswapd-stall/no-barrier-after-clear-congested-tagged.toml";
+    let run = |json: bool| {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_mmcheck"));
+        cmd.current_dir(common::scenarios_dir().join("..")).args(["check", "--engine", "all", file]);
+        if json {
+            cmd.arg("--json");
+        }
+        let o = cmd.output().expect("mmcheck runs");
+        assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let text = run(false);
+    assert!(text.contains("violation(congested-cleared)"), "{text}");
+    assert!(
+        text.contains("note: a weak-memory outcome: violation(congested-cleared) finds it in loom's C11 model, and stateful explored every sequentially consistent interleaving without it"),
+        "{text}"
+    );
+    let json = run(true);
+    assert!(
+        json.contains("\"verdict\":\"violation\"") && json.contains("\"detail\":\"a weak-memory outcome"),
+        "{json}"
+    );
+}
