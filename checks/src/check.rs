@@ -341,14 +341,8 @@ pub struct JsonReport {
     /// The memory model of every engine that ran (`sc`, `c11`), joined with `+`.
     pub memory_model: String,
     /// The stateful engine's figures (absent when it did not run).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub states: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub transitions: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub max_depth: Option<usize>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub memory_bytes: Option<u64>,
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub stats: Option<engine::StateStats>,
     pub engines: Vec<JsonEngine>,
 }
 
@@ -366,18 +360,8 @@ pub struct JsonEngine {
     /// `sc` (sequentially consistent) or `c11` (loom's subset of the C11 model).
     pub memory_model: &'static str,
     /// The stateful engine's figures.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub states: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub transitions: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub max_depth: Option<usize>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub memory_bytes: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub collision_probability: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub stopped_by: Option<&'static str>,
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub stats: Option<engine::StateStats>,
 }
 
 impl Report {
@@ -420,10 +404,7 @@ impl Report {
                 m.dedup();
                 m.join("+")
             },
-            states: self.stateful().map(|s| s.states),
-            transitions: self.stateful().map(|s| s.transitions),
-            max_depth: self.stateful().map(|s| s.max_depth),
-            memory_bytes: self.stateful().map(|s| s.memory_bytes),
+            stats: self.stateful(),
             engines: self
                 .runs
                 .iter()
@@ -436,12 +417,7 @@ impl Report {
                     first_violation: r.outcome.first_violation.clone(),
                     coverage: r.outcome.coverage.clone(),
                     memory_model: r.outcome.engine.memory_model(),
-                    states: r.outcome.stats.map(|s| s.states),
-                    transitions: r.outcome.stats.map(|s| s.transitions),
-                    max_depth: r.outcome.stats.map(|s| s.max_depth),
-                    memory_bytes: r.outcome.stats.map(|s| s.memory_bytes),
-                    collision_probability: r.outcome.stats.map(|s| s.collision_probability),
-                    stopped_by: r.outcome.stats.and_then(|s| s.stopped_by),
+                    stats: r.outcome.stats,
                 })
                 .collect(),
         }

@@ -456,7 +456,7 @@ fn cmd_check(
 
 fn table_header() -> String {
     format!(
-        "{:<40} {:<12} {:<22} {:<14} {:>11} {:>10} {:>8}  {:<30} {:<30} {}",
+        "{:<40} {:<12} {:<22} {:<16} {:>11} {:>10} {:>8}  {:<30} {:<30} {}",
         "scenario", "model", "variant", "engine", "executions", "states", "seconds", "verdict", "expected", "ok?"
     )
 }
@@ -467,13 +467,16 @@ fn table_row(r: &Report) -> String {
         Some(m) => format!("{}+{m}", sc.spec.variant()),
         None => sc.spec.variant().to_string(),
     };
+    // What the verdict covers: the engine with its bound, and its memory model.
     let engine = if r.runs.len() > 1 {
-        "all".to_string()
+        "all c11+sc".to_string()
     } else {
-        r.runs.first().map_or("-", |run| run.outcome.engine.name()).to_string()
+        r.runs.first().map_or("-".to_string(), |run| {
+            format!("{} {}", run.outcome.engine.short(), run.outcome.engine.memory_model())
+        })
     };
     format!(
-        "{:<40} {:<12} {:<22} {:<14} {:>11} {:>10} {:>8.2}  {:<30} {:<30} {}",
+        "{:<40} {:<12} {:<22} {:<16} {:>11} {:>10} {:>8.2}  {:<30} {:<30} {}",
         escape_control(&sc.name),
         sc.model().name(),
         variant,

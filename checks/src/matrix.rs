@@ -150,12 +150,12 @@ pub fn render(m: &Matrix) -> String {
         for v in &m.variants {
             let text = match m.cell(inv, v) {
                 Some(c) if c.verdict == "violated" => {
-                    format!("VIOLATED @{} {} {}", c.executions, short(&c.engine), c.memory_model)
+                    format!("VIOLATED @{} {} {}", c.executions, c.engine.short(), c.memory_model)
                 }
                 Some(c) if c.verdict == "unexercised" => {
-                    format!("unexercised {} {} {}", c.executions, short(&c.engine), c.memory_model)
+                    format!("unexercised {} {} {}", c.executions, c.engine.short(), c.memory_model)
                 }
-                Some(c) => format!("holds {} {} {}", c.executions, short(&c.engine), c.memory_model),
+                Some(c) => format!("holds {} {} {}", c.executions, c.engine.short(), c.memory_model),
                 None => "-".to_string(),
             };
             s.push_str(&format!(" {:<col$}", text));
@@ -163,18 +163,6 @@ pub fn render(m: &Matrix) -> String {
         s.push('\n');
     }
     s
-}
-
-/// `loom`, `loom pb3`, `pct d8`, `random`, `dfs`.
-fn short(engine: &Engine) -> String {
-    match *engine {
-        Engine::Loom { preemption_bound: None } => "loom".into(),
-        Engine::Loom { preemption_bound: Some(b) } => format!("loom pb{b}"),
-        Engine::ShuttlePct { depth, .. } => format!("pct d{depth}"),
-        Engine::ShuttleRandom { .. } => "random".into(),
-        Engine::ShuttleDfs { .. } => "dfs".into(),
-        Engine::Stateful { .. } => "stateful".into(),
-    }
 }
 
 #[cfg(test)]

@@ -64,3 +64,24 @@ fn a_weak_memory_only_violation_under_all_is_noted_not_a_disagreement() {
         "{json}"
     );
 }
+
+/// Each row of the table says what its verdict covers: the engine with its bound, and the
+/// memory model (`c11` for loom's C11 subset, `sc` for sequential consistency).
+#[test]
+fn each_row_names_its_engine_bound_and_memory_model() {
+    let _serial = common::loom_serial();
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_mmcheck"))
+        .current_dir(common::scenarios_dir().join(".."))
+        .args([
+            "check",
+            "scenarios/kswapd-stall/recheck-2kswapd-writer.toml",
+            "scenarios/kswapd-stall/recheck-2kswapd-writer-stateful.toml",
+        ])
+        .output()
+        .expect("mmcheck runs");
+    assert_eq!(o.status.code(), Some(0));
+    let text = String::from_utf8(o.stdout).unwrap();
+    let row = |name: &str| text.lines().find(|l| l.starts_with(&format!("{name} "))).unwrap_or("").to_string();
+    assert!(row("recheck-2kswapd-writer").contains(" loom pb3 c11 "), "{text}");
+    assert!(row("recheck-2kswapd-writer-stateful").contains(" stateful sc "), "{text}");
+}

@@ -80,6 +80,18 @@ impl Engine {
             _ => "sc",
         }
     }
+    /// The engine with its bound, in a few characters: `loom`, `loom pb3`, `pct d8`,
+    /// `random`, `dfs`, `stateful`.
+    pub fn short(&self) -> String {
+        match *self {
+            Engine::Loom { preemption_bound: None } => "loom".into(),
+            Engine::Loom { preemption_bound: Some(b) } => format!("loom pb{b}"),
+            Engine::ShuttlePct { depth, .. } => format!("pct d{depth}"),
+            Engine::ShuttleRandom { .. } => "random".into(),
+            Engine::ShuttleDfs { .. } => "dfs".into(),
+            Engine::Stateful { .. } => "stateful".into(),
+        }
+    }
     /// The memory model in words.
     pub fn memory_model_name(&self) -> &'static str {
         match self {
@@ -186,8 +198,8 @@ impl Found {
     }
 }
 
-/// What a stateful exploration stored and walked.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+/// What a stateful exploration stored and walked (also its fields in `--json`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
 pub struct StateStats {
     /// Distinct states stored.
     pub states: u64,
@@ -201,6 +213,7 @@ pub struct StateStats {
     /// this search (so that one was wrongly taken as explored): at most n(n-1)/2^65.
     pub collision_probability: f64,
     /// Why the search stopped early, if it did (a state budget, a time limit, memory).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub stopped_by: Option<&'static str>,
 }
 
