@@ -146,6 +146,10 @@ impl Checked for KswapdStall {
         if n > 0 {
             cov.insert(C::SleptAfterRelease.name(), n);
         }
+        let n = rechecks_after_release(exec);
+        if n > 0 {
+            cov.insert(C::RecheckAfterRelease.name(), n);
+        }
     }
 }
 
@@ -627,6 +631,38 @@ fn no_lost_wakeup(exec: &Exec_) -> Vec<Violation> {
     out
 }
 
+/// Derived coverage: re-checks that decided again (read the current owner, and still slept)
+/// after the owner of the task's decision had released: the situation in which a sleep
+/// waits for another release than the one its failed cmpxchg saw.
+pub fn rechecks_after_release(exec: &Exec_) -> u64 {
+    let mut n = 0;
+    for pid in 0..exec.tasks() {
+        let mut decided: Option<(usize, i32)> = None;
+        for (i, (p, e)) in exec.events.iter().enumerate() {
+            if *p != pid {
+                continue;
+            }
+            match *e {
+                Ev::Proto(R::CmpxchgLost { owner, .. }) => decided = Some((i, owner)),
+                Ev::Proto(R::Recheck { wq: KSWAPD_CONTENDED_WAIT, sleeps: true, exclusive: Some(seen) })
+                    if exclusive_at(exec, i) == seen =>
+                {
+                    let released = decided.is_some_and(|(d, owner)| {
+                        exec.events[d..i]
+                            .iter()
+                            .any(|(_, e)| matches!(*e, Ev::Proto(R::Released { node, prev }) if node == prev && node == owner))
+                    });
+                    n += released as u64;
+                    decided = Some((i, seen));
+                }
+                Ev::Kernel(K::LockAcquired { lock: TREE_LOCK, .. }) => decided = None,
+                _ => {}
+            }
+        }
+    }
+    n
+}
+
 /// Derived coverage: sleeps that began after the release they waited for.
 pub fn slept_after_release(exec: &Exec_) -> u64 {
     sleeps(exec).iter().filter(|s| released_before_enqueue(exec, s).is_some()).count() as u64
@@ -916,6 +952,9 @@ impl super::online::Online<KswapdStall> for OnlineState {
             Ev::Proto(R::Recheck { wq: KSWAPD_CONTENDED_WAIT, sleeps: true, exclusive: Some(seen) })
                 if seen == self.owner() =>
             {
+                if self.tasks[pid].released {
+                    found.derived.push(C::RecheckAfterRelease);
+                }
                 self.decide(pid, seen);
                 self.tasks[pid].after = AfterEnqueue::Nothing;
             }
@@ -1180,6 +1219,15 @@ mod tests {
         assert_eq!(slept_after_release(&rewon(0, true, vec![(1, Ev::Kernel(K::TimedOut { jiffies: 10 }))])), 0);
         // A re-check that read 0 when the trace says nobody was exclusive read a stale value:
         // the sleep still waits for the release it missed.
+        // The fresh re-check after the release is the situation `recheck-after-release` counts
+        // (both forms agree, by `verdicts`); the stale one is not.
+        let count = |ev: &[(usize, Ev<R>)]| {
+            let (cfg, fin) = (cfg(), fin());
+            verdicts(ev, &fin);
+            super::rechecks_after_release(&Exec::<KswapdStall> { cfg: &cfg, events: ev, fin: &fin })
+        };
+        assert_eq!(count(&rewon(0, true, vec![(1, Ev::Kernel(K::TimedOut { jiffies: 10 }))])), 1);
+        assert_eq!(count(&rewon(0, false, vec![(1, Ev::Kernel(K::TimedOut { jiffies: 10 }))])), 0);
         let stale = rewon(0, false, vec![(1, Ev::Kernel(K::TimedOut { jiffies: 10 }))]);
         let v = check(stale.clone(), super::no_lost_wakeup);
         assert_eq!(v.len(), 1, "{v:?}");

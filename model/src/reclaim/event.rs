@@ -73,6 +73,10 @@ crate::named! {
         /// A sleeper slept although what it waits for had already happened (derived by the
         /// checker from the trace).
         SleptAfterRelease = "slept-after-release",
+        /// `recheck`: a loser's re-check after `prepare_to_wait()` found a node exclusive
+        /// after the node it lost to had released (it lost to that node again, or another
+        /// won since), so it waits for that node's release (derived by the checker).
+        RecheckAfterRelease = "recheck-after-release",
         /// `kswapd_exclusive` was reset by its owner's balanced path.
         Released = "released",
         /// A wake-up found its queue empty (or `waitqueue_active()` false).
