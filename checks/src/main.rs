@@ -449,7 +449,9 @@ fn cmd_check(
             warn(format_args!("{}: {} violates no invariant", show_path(&r.scenario.file), t.replay_label()));
             return Ok(false);
         }
-        return Ok(true);
+        // A reproduced counterexample is judged like any check: a verdict that does not match
+        // the file's expectation (MISMATCH) is exit status 1, as it is without --replay.
+        return Ok(r.matched);
     }
     Ok(reports.iter().all(|r| r.matched))
 }

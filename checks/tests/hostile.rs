@@ -659,6 +659,36 @@ fn a_replay_with_json_puts_only_json_on_stdout() {
     stderr_is_messages(&o, "--replay of a pass");
 }
 
+/// A file that expects a pass but violates: its check is a MISMATCH (exit 1), and so is the
+/// replay of the counterexample it prints, in the table and in JSON, for loom's token and for
+/// the stateful engine's.
+#[test]
+fn a_replay_of_a_mismatch_exits_1_as_the_check_does() {
+    let t = TempDir::new("replay-mismatch");
+    let pass = kswapd("waitqueue-v1", "").replace(
+        "verdict = \"violation\"\ninvariant = \"no-lost-wakeup\"",
+        "verdict = \"pass\"\nreaches = [\"trylock-failed\"]",
+    );
+    assert!(pass.contains("verdict = \"pass\""), "{pass}");
+    t.file("p.toml", pass);
+    for engine in [None, Some("stateful")] {
+        let mut args = vec!["check", "--json", "p.toml"];
+        args.extend(engine.map(|e| ["--engine", e]).into_iter().flatten());
+        let o = mmcheck(t.path(), &args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {}", text(&o.stderr));
+        let v = &json_lines(&o.stdout, "check --json")[0];
+        assert_eq!(v["matched"], false, "{v}");
+        let token = v["replay"].as_str().unwrap_or_else(|| panic!("no replay in {v}")).rsplit(' ').next().unwrap();
+        let o = mmcheck(t.path(), ["check", "p.toml", "--replay", token]);
+        let out = text(&o.stdout);
+        assert!(out.contains("MISMATCH") && out.contains("0 as expected, 1 not"), "{out}");
+        assert_eq!(o.status.code(), Some(1), "--replay {token}:\n{out}\n{}", text(&o.stderr));
+        let o = mmcheck(t.path(), ["check", "p.toml", "--replay", token, "--json"]);
+        assert_eq!(json_lines(&o.stdout, "--replay --json")[0]["matched"], false);
+        assert_eq!(o.status.code(), Some(1), "--replay {token} --json: {}", text(&o.stderr));
+    }
+}
+
 #[test]
 fn a_loom_token_replayed_under_another_engine_is_refused_naming_both() {
     let t = TempDir::new("replay-engine");
