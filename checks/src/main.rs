@@ -186,9 +186,17 @@ fn emit_json(value: &impl serde::Serialize) -> Result<(), CliError> {
 
 fn main() -> ExitCode {
     default_sigpipe();
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,generator=off"));
-    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).without_time().init();
+    let filter = std::env::var("RUST_LOG")
+        .ok()
+        .map(|f| log_filter(&f))
+        .and_then(|f| tracing_subscriber::EnvFilter::try_new(f).ok());
+    let filter = filter.unwrap_or_else(|| tracing_subscriber::EnvFilter::new(log_filter("warn")));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()))
+        .without_time()
+        .init();
     let cli = Cli::parse();
     let reg = Registry::default();
     let done = match cli.cmd {
@@ -208,6 +216,32 @@ fn main() -> ExitCode {
             e.exit_code()
         }
     }
+}
+
+/// The checkers' own crates (each group: the names a filter may use for it, and its
+/// directives), kept at `warn` unless the user's filter names them: loom logs every
+/// execution's threads at `info`, thousands of lines per scenario.
+const CHECKER_LOGS: &[(&[&str], &str)] = &[
+    (&["loom"], "loom=warn"),
+    (&["shuttle", "shuttle_engine"], "shuttle=warn,shuttle_engine=warn"),
+    (&["generator"], "generator=off"),
+];
+
+/// The user's `RUST_LOG` filter, with the directives of each of [`CHECKER_LOGS`] that no
+/// directive of it names (`RUST_LOG=info` shows mmcheck's lines, not loom's; `info,loom=debug`
+/// shows loom's too).
+fn log_filter(user: &str) -> String {
+    let targets: Vec<&str> = user
+        .split(',')
+        .map(|d| d.trim().split(['=', '[']).next().unwrap_or("").trim())
+        .filter(|t| !t.is_empty())
+        .collect();
+    let names =
+        |name: &str| targets.iter().any(|t| *t == name || t.strip_prefix(name).is_some_and(|r| r.starts_with("::")));
+    let mut out: Vec<&str> = vec![user.trim()];
+    out.extend(CHECKER_LOGS.iter().filter(|(aliases, _)| !aliases.iter().any(|a| names(a))).map(|(_, d)| *d));
+    out.retain(|d| !d.is_empty());
+    out.join(",")
 }
 
 /// `scenarios/` in the current directory, or the repository's when run from elsewhere.

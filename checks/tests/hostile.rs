@@ -703,6 +703,44 @@ fn a_loom_token_replayed_under_another_engine_is_refused_naming_both() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
 }
 
+// ---------------------------------------------------------------- logging
+
+/// `mmcheck check FILE` in `dir` with `RUST_LOG=filter`; its standard error (a pipe).
+fn logged(dir: &Path, file: &str, filter: &str) -> String {
+    let o = Command::new(env!("CARGO_BIN_EXE_mmcheck"))
+        .args(["check", file])
+        .current_dir(dir)
+        .env("RUST_LOG", filter)
+        .env_remove("NO_COLOR")
+        .output()
+        .expect("mmcheck runs");
+    assert_eq!(o.status.code(), Some(0), "RUST_LOG={filter} {file}:\n{}", text(&o.stderr));
+    text(&o.stderr)
+}
+
+/// `RUST_LOG=info` shows mmcheck's own lines but keeps loom's and shuttle's per-execution
+/// lines at `warn`, unless the filter names them; with standard error not a terminal, no
+/// ANSI colour is written.
+#[test]
+fn rust_log_info_shows_mmchecks_lines_without_the_checkers_internals_or_colour() {
+    let t = TempDir::new("rust-log");
+    t.file("loom.toml", VIOLATION);
+    t.file("shuttle.toml", VIOLATION.replace("engine = \"loom\"", "engine = \"shuttle-pct\"\niterations = 50"));
+    for file in ["loom.toml", "shuttle.toml"] {
+        let err = logged(t.path(), file, "info");
+        assert!(!err.contains('\x1b'), "RUST_LOG=info {file}: ANSI escapes on a pipe:\n{err}");
+        assert!(err.contains("mmcheck: checking"), "RUST_LOG=info {file}: mmcheck's own lines are missing:\n{err}");
+        let internal: Vec<&str> = err
+            .lines()
+            .filter(|l| l.contains("loom::") || l.contains("shuttle_engine::") || l.contains(" shuttle::"))
+            .collect();
+        assert!(internal.is_empty(), "RUST_LOG=info {file}: checker internals:\n{}", internal.join("\n"));
+    }
+    // Named, loom's lines come back (here: one per thread of each execution).
+    let err = logged(t.path(), "loom.toml", "info,loom=info");
+    assert!(err.lines().filter(|l| l.contains("loom::")).count() > 10, "RUST_LOG=info,loom=info:\n{err}");
+}
+
 // ---------------------------------------------------------------- output
 
 #[test]
