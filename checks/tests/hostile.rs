@@ -689,6 +689,29 @@ fn a_replay_of_a_mismatch_exits_1_as_the_check_does() {
     }
 }
 
+/// A stateful replay runs one schedule; its coverage line counts the events of that schedule
+/// (it printed zeros, although the diagram showed them).
+#[test]
+fn a_stateful_replay_counts_the_coverage_of_its_execution() {
+    let t = TempDir::new("replay-stateful-coverage");
+    t.file("v.toml", kswapd("waitqueue-v1", ""));
+    let o = mmcheck(t.path(), ["check", "--json", "v.toml", "--engine", "stateful"]);
+    let v = &json_lines(&o.stdout, "check --json --engine stateful")[0];
+    let token = v["replay"].as_str().unwrap_or_else(|| panic!("no replay in {v}")).rsplit(' ').next().unwrap();
+    assert!(token.starts_with("stateful-"), "{token}");
+    let o = mmcheck(t.path(), ["check", "v.toml", "--replay", token, "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let r = &json_lines(&o.stdout, "--replay --json")[0];
+    // A lost wake-up needs a loser: a failed trylock, a lost cmpxchg, a queued task.
+    for event in ["trylock-failed", "cmpxchg-lost", "enqueued"] {
+        assert!(r["coverage"][event].as_u64().is_some_and(|n| n > 0), "{event} not counted: {r}");
+    }
+    let o = mmcheck(t.path(), ["check", "v.toml", "--replay", token]);
+    let out = text(&o.stdout);
+    let line = out.lines().find(|l| l.trim_start().starts_with("coverage:")).unwrap_or_else(|| panic!("{out}"));
+    assert!(line.contains("trylock-failed=") && !line.contains("trylock-failed=0 "), "{line}");
+}
+
 #[test]
 fn a_loom_token_replayed_under_another_engine_is_refused_naming_both() {
     let t = TempDir::new("replay-engine");

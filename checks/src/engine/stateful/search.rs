@@ -620,8 +620,21 @@ impl<M: Checked> Search<'_, M> {
         if cycle.is_some() {
             events.truncate(schedule_end.unwrap_or(events.len()));
         }
+        // The coverage of the events shown (a replay's coverage line counts this one
+        // execution, as loom's and shuttle's count the executions they replayed).
+        let coverage = match &fin {
+            Some(fin) => monitor::coverage(&Exec::<M> { cfg: &self.spec.cfg, events: &events, fin }),
+            None => {
+                let mut m = BTreeMap::new();
+                for c in events.iter().filter_map(|(_, e)| M::coverage(e)) {
+                    *m.entry(c.name()).or_insert(0) += 1;
+                }
+                m
+            }
+        };
         Recorded {
             trace: Trace::new(events),
+            coverage,
             violations,
             mutation_reached,
             cycle_from,
@@ -699,6 +712,7 @@ impl<M: Checked> Search<'_, M> {
         let mut found = None;
         if let Some(Replay::Schedule { choices, cycle }) = self.opts.replay.clone() {
             let r = self.record(&choices, cycle);
+            self.st.coverage = r.coverage.clone();
             found = Some(self.report(r, choices, cycle));
         } else {
             self.dfs();
@@ -748,6 +762,7 @@ impl<M: Checked> Search<'_, M> {
 /// A schedule replayed with the recorder on.
 struct Recorded {
     trace: Trace,
+    coverage: BTreeMap<&'static str, u64>,
     violations: Vec<Violation>,
     mutation_reached: bool,
     cycle_from: Option<usize>,
