@@ -367,7 +367,8 @@ fn a_kswapd_stall_file_needs_a_protocol_thread_and_an_allocator_needs_its_nodes_
     }
     let e =
         err(&kswapd_threads("[[thread]]\nrole = \"kswapd\"\nnode = 0\n[[thread]]\nrole = \"allocator\"\nnode = 1\n"));
-    assert_eq!(e.field.as_deref(), Some("thread"), "{e}");
+    // At the allocator's own `node` line (8), not at the first [[thread]].
+    assert_eq!((e.line, e.field.as_deref()), (Some(8), Some("thread[1].node")), "{e}");
     assert!(e.message.contains("thread 1 is an allocator for node 1, which has no kswapd"), "{e}");
     assert!(e.message.contains("add a kswapd with node = 1"), "{e}");
     // With a direct reclaimer and no kswapd at all, an allocator still has nobody to wake.
@@ -375,6 +376,13 @@ fn a_kswapd_stall_file_needs_a_protocol_thread_and_an_allocator_needs_its_nodes_
         "[[thread]]\nrole = \"direct-reclaim\"\nnode = 0\n[[thread]]\nrole = \"allocator\"\nnode = 0\n",
     ));
     assert!(e.message.contains("allocator for node 0, which has no kswapd"), "{e}");
+    assert_eq!((e.line, e.field.as_deref()), (Some(8), Some("thread[1].node")), "{e}");
+    // The fourth thread, after two kswapds and a writer: line 13 is its `node`.
+    let e = err(&kswapd_threads(
+        "[[thread]]\nrole = \"kswapd\"\nnode = 0\n[[thread]]\nrole = \"kswapd\"\nnode = 1\n[[thread]]\nrole = \"writer\"\n\
+         [[thread]]\nrole = \"allocator\"\nnode = 2\n",
+    ));
+    assert_eq!((e.line, e.field.as_deref()), (Some(13), Some("thread[3].node")), "{e}");
     // What is accepted.
     for threads in [
         "[[thread]]\nrole = \"kswapd\"\nnode = 0\n[[thread]]\nrole = \"allocator\"\nnode = 0\n",

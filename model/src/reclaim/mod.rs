@@ -392,51 +392,16 @@ impl Model for KswapdStall {
             }
         };
         let cfg = Config { variant, mutation, roles, timer };
-        Self::validate(&cfg).map_err(|m| FieldError { field: "thread".into(), message: m })?;
+        Self::validate_threads(&cfg).map_err(|m| FieldError { field: "thread".into(), message: m })?;
+        // At the allocator's own line, on its node.
+        Self::allocators_have_kswapds(&cfg)
+            .map_err(|(pid, m)| FieldError { field: format!("thread[{pid}].node"), message: m })?;
         Ok(cfg)
     }
 
     fn validate(cfg: &Config) -> Result<(), String> {
-        if cfg.roles.is_empty() {
-            return Err("a scenario needs at least one thread".into());
-        }
-        if cfg.roles.len() > MAX_TASKS {
-            return Err(format!("at most {MAX_TASKS} threads"));
-        }
-        let mut kswapd_nodes = Vec::new();
-        for r in &cfg.roles {
-            if let Some(n) = r.node() {
-                if !(0..=MAX_NODE).contains(&n) {
-                    return Err(format!("node {n} out of range 0..={MAX_NODE}"));
-                }
-            }
-            if let Role::Kswapd { node, .. } = r {
-                if kswapd_nodes.contains(node) {
-                    return Err(format!("two kswapd threads for node {node}: the kernel runs one kswapd per node"));
-                }
-                kswapd_nodes.push(*node);
-            }
-        }
-        // The protocol's code runs in a kswapd's or a direct reclaimer's
-        // remove_mapping_list(); writers, allocators and backing devices only race with it.
-        if !cfg.roles.iter().any(|r| matches!(r, Role::Kswapd { .. } | Role::DirectReclaim { .. })) {
-            return Err("a kswapd-stall scenario needs a kswapd or a direct-reclaim thread: the protocol runs in \
-                        them (writers, allocators and bdis only race with it)"
-                .into());
-        }
-        // wakeup_kswapd(node) runs zone_balanced() only when that node's kswapd is asleep.
-        for (pid, r) in cfg.roles.iter().enumerate() {
-            if let Role::Allocator { node, .. } = r {
-                if !kswapd_nodes.contains(node) {
-                    return Err(format!(
-                        "thread {pid} is an allocator for node {node}, which has no kswapd: its wakeup_kswapd() can \
-                         never find a sleeping kswapd; add a kswapd with node = {node}, or give the allocator the \
-                         node of a kswapd"
-                    ));
-                }
-            }
-        }
-        Ok(())
+        Self::validate_threads(cfg)?;
+        Self::allocators_have_kswapds(cfg).map_err(|(_, m)| m)
     }
 
     fn coverage(ev: &Ev<Event>) -> Option<Coverage> {
@@ -546,6 +511,61 @@ impl Model for KswapdStall {
         // wait_iff_congested (4/4 trades the one for the other).
         let total = out.get("stall-us").copied().unwrap_or(0.0) + out.get("direct-stall-us").copied().unwrap_or(0.0);
         out.insert("stall-us-total".into(), total);
+    }
+}
+
+impl KswapdStall {
+    /// Everything [`Model::validate`] requires of the threads but that each allocator's node
+    /// has a kswapd.
+    fn validate_threads(cfg: &Config) -> Result<(), String> {
+        if cfg.roles.is_empty() {
+            return Err("a scenario needs at least one thread".into());
+        }
+        if cfg.roles.len() > MAX_TASKS {
+            return Err(format!("at most {MAX_TASKS} threads"));
+        }
+        let mut kswapd_nodes = Vec::new();
+        for r in &cfg.roles {
+            if let Some(n) = r.node() {
+                if !(0..=MAX_NODE).contains(&n) {
+                    return Err(format!("node {n} out of range 0..={MAX_NODE}"));
+                }
+            }
+            if let Role::Kswapd { node, .. } = r {
+                if kswapd_nodes.contains(node) {
+                    return Err(format!("two kswapd threads for node {node}: the kernel runs one kswapd per node"));
+                }
+                kswapd_nodes.push(*node);
+            }
+        }
+        // The protocol's code runs in a kswapd's or a direct reclaimer's
+        // remove_mapping_list(); writers, allocators and backing devices only race with it.
+        if !cfg.roles.iter().any(|r| matches!(r, Role::Kswapd { .. } | Role::DirectReclaim { .. })) {
+            return Err("a kswapd-stall scenario needs a kswapd or a direct-reclaim thread: the protocol runs in \
+                        them (writers, allocators and bdis only race with it)"
+                .into());
+        }
+        Ok(())
+    }
+
+    /// wakeup_kswapd(node) runs zone_balanced() only when that node's kswapd is asleep: every
+    /// allocator's node needs a kswapd. The error names the allocator's thread index.
+    fn allocators_have_kswapds(cfg: &Config) -> Result<(), (usize, String)> {
+        for (pid, r) in cfg.roles.iter().enumerate() {
+            if let Role::Allocator { node, .. } = r {
+                if !cfg.roles.iter().any(|k| matches!(k, Role::Kswapd { node: n, .. } if n == node)) {
+                    return Err((
+                        pid,
+                        format!(
+                            "thread {pid} is an allocator for node {node}, which has no kswapd: its wakeup_kswapd() \
+                             can never find a sleeping kswapd; add a kswapd with node = {node}, or give the \
+                             allocator the node of a kswapd"
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(())
     }
 }
 
