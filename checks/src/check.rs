@@ -344,6 +344,11 @@ pub struct JsonReport {
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     pub stats: Option<engine::StateStats>,
     pub engines: Vec<JsonEngine>,
+    /// With `--traces`: the race diagram of the counterexample shown, with its `violated` and
+    /// `replay:` lines, as the table prints it (absent without `--traces`, or with no
+    /// counterexample).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diagram: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -420,6 +425,7 @@ impl Report {
                     stats: r.outcome.stats,
                 })
                 .collect(),
+            diagram: None,
         }
     }
 }

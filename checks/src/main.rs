@@ -413,6 +413,7 @@ fn cmd_check(
     let (bar, progress) = progress_bar(interactive);
     opts.progress = progress;
 
+    let widths = widths(&scenarios);
     let mut reports: Vec<Report> = Vec::new();
     // Printed with the first row: a replay refused after its exploration prints nothing.
     let mut header = !json;
@@ -445,15 +446,19 @@ fn cmd_check(
             b.set_message(String::new());
         }
         if json {
-            emit_json(&r.to_json())?;
+            let mut j = r.to_json();
+            if traces {
+                j.diagram = r.counterexample(verbose);
+            }
+            emit_json(&j)?;
         } else {
-            let mut row = format!("{}\n{}", table_row(&r), coverage_line(&r));
+            let mut row = format!("{}\n{}", table_row(&r, &widths), coverage_line(&r));
             if let Some(note) = &r.note {
                 // A verdict that needs saying beside it (a violation only loom's weak memory shows).
                 row.push_str(&format!("\n    note: {note}"));
             }
             if std::mem::take(&mut header) {
-                row = format!("{}\n{row}", table_header());
+                row = format!("{}\n{row}", table_header(&widths));
             }
             match &bar {
                 Some(b) => b.suspend(|| emit(&row))?,
@@ -490,19 +495,57 @@ fn cmd_check(
     Ok(reports.iter().all(|r| r.matched))
 }
 
-fn table_header() -> String {
+/// The widths of the table's text columns, sized to the scenarios it will have rows for
+/// (known before any runs, so that rows print as they finish): scenario name, variant (with
+/// its mutation), and verdict and expectation (the longest `violation(<invariant>)`).
+struct Widths {
+    name: usize,
+    variant: usize,
+    verdict: usize,
+}
+
+fn variant_label(sc: &Scenario) -> String {
+    match sc.spec.mutation() {
+        Some(m) => format!("{}+{m}", sc.spec.variant()),
+        None => sc.spec.variant().to_string(),
+    }
+}
+
+fn widths(scenarios: &[Scenario]) -> Widths {
+    let width = |s: &str| s.chars().count();
+    let mut w = Widths { name: 24, variant: 14, verdict: 12 };
+    for sc in scenarios {
+        w.name = w.name.max(width(&escape_control(&sc.name)));
+        w.variant = w.variant.max(width(&variant_label(sc)));
+        for inv in sc.model().invariants() {
+            w.verdict = w.verdict.max(width(&format!("violation({})", inv.id)));
+        }
+    }
+    w
+}
+
+fn table_header(w: &Widths) -> String {
     format!(
-        "{:<40} {:<12} {:<22} {:<16} {:>11} {:>10} {:>8}  {:<30} {:<30} {}",
-        "scenario", "model", "variant", "engine", "executions", "states", "seconds", "verdict", "expected", "ok?"
+        "{:<nw$} {:<12} {:<vw$} {:<16} {:>11} {:>10} {:>8}  {:<dw$} {:<dw$} {}",
+        "scenario",
+        "model",
+        "variant",
+        "engine",
+        "executions",
+        "states",
+        "seconds",
+        "verdict",
+        "expected",
+        "ok?",
+        nw = w.name,
+        vw = w.variant,
+        dw = w.verdict
     )
 }
 
-fn table_row(r: &Report) -> String {
+fn table_row(r: &Report, w: &Widths) -> String {
     let sc = &r.scenario;
-    let variant = match sc.spec.mutation() {
-        Some(m) => format!("{}+{m}", sc.spec.variant()),
-        None => sc.spec.variant().to_string(),
-    };
+    let variant = variant_label(sc);
     // What the verdict covers: the engine with its bound, and its memory model.
     let engine = if r.runs.len() > 1 {
         "all c11+sc".to_string()
@@ -512,7 +555,7 @@ fn table_row(r: &Report) -> String {
         })
     };
     format!(
-        "{:<40} {:<12} {:<22} {:<16} {:>11} {:>10} {:>8.2}  {:<30} {:<30} {}",
+        "{:<nw$} {:<12} {:<vw$} {:<16} {:>11} {:>10} {:>8.2}  {:<dw$} {:<dw$} {}",
         escape_control(&sc.name),
         sc.model().name(),
         variant,
@@ -522,7 +565,10 @@ fn table_row(r: &Report) -> String {
         r.seconds(),
         r.verdict.label(),
         r.expected_label(),
-        if r.matched { "ok" } else { "MISMATCH" }
+        if r.matched { "ok" } else { "MISMATCH" },
+        nw = w.name,
+        vw = w.variant,
+        dw = w.verdict
     )
 }
 

@@ -135,8 +135,8 @@ pub fn build(model: &dyn AnyModel, reports: &[Report]) -> Matrix {
 pub fn render(m: &Matrix) -> String {
     let col = 36;
     let mut s = format!(
-        "{} model: invariants x variants (cell: verdict, executions (stateful: states or transitions), engine, \
-         memory model: c11 = loom's C11 subset, sc = sequentially consistent; unexercised: passed, but never \
+        "{} model: invariants x variants (cell: verdict, executions (stateful: distinct states stored for holds \
+         and unexercised, transitions up to the first violation for VIOLATED), engine, memory model: c11 = loom's C11 subset, sc = sequentially consistent; unexercised: passed, but never \
          reached the invariant's situation)\n",
         m.model
     );
@@ -212,6 +212,19 @@ mod tests {
         let none = BTreeMap::new();
         assert!(!compactor(compaction::Mode::Async).exercised("sync-not-contended", &none));
         assert!(compactor(compaction::Mode::SyncLight).exercised("sync-not-contended", &none));
+    }
+
+    #[test]
+    fn the_header_says_which_stateful_figure_each_cell_shows() {
+        let m = super::Matrix { model: "kswapd-stall", variants: vec![], invariants: vec![], cells: BTreeMap::new() };
+        let header = super::render(&m);
+        let header = header.lines().next().unwrap_or_default();
+        assert!(!header.contains("states or transitions"), "{header}");
+        assert!(
+            header.contains("distinct states stored for holds and unexercised")
+                && header.contains("transitions up to the first violation for VIOLATED"),
+            "{header}"
+        );
     }
 
     #[test]

@@ -726,6 +726,52 @@ fn a_loom_token_replayed_under_another_engine_is_refused_naming_both() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
 }
 
+// ---------------------------------------------------------------- the table
+
+/// The table's columns are sized to its rows: a scenario name over 40 characters and a
+/// variant+mutation over 22 do not shift the columns after them.
+#[test]
+fn the_tables_columns_line_up_whatever_the_lengths_of_names_and_variants() {
+    let t = TempDir::new("table-widths");
+    let long = "a-scenario-name-much-longer-than-forty-characters-to-shift-columns";
+    t.file(
+        "t/a.toml",
+        VIOLATION.replace("variant = \"fatal-fix\"", &format!("name = \"{long}\"\nvariant = \"fatal-fix\"")),
+    );
+    t.file("t/b.toml", LOOM_PASS);
+    let o = mmcheck(t.path(), ["check", "t"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    let mut lines = out.lines();
+    let header = lines.next().unwrap_or_default();
+    let rows: Vec<&str> = lines.filter(|l| !l.starts_with(' ') && !l.is_empty()).take(2).collect();
+    assert_eq!(rows.len(), 2, "{out}");
+    assert!(rows[0].contains("fatal-fix+sync-sets-contended"), "{out}");
+    for (col, cells) in
+        [("model", ["compaction", "compaction"]), ("verdict", ["violation(", "pass"]), ("ok?", ["ok", "ok"])]
+    {
+        let at = header.find(col).unwrap_or_else(|| panic!("no {col} in {header}"));
+        for (row, cell) in rows.iter().zip(cells) {
+            assert!(row.get(at..).is_some_and(|r| r.starts_with(cell)), "column {col} at {at}:\n{header}\n{row}");
+        }
+    }
+}
+
+/// `--json --traces` puts the race diagram into the JSON object (field `diagram`); without
+/// `--traces` there is no such field.
+#[test]
+fn json_with_traces_carries_the_race_diagram() {
+    let t = TempDir::new("json-traces");
+    t.file("v.toml", VIOLATION);
+    let o = mmcheck(t.path(), ["check", "v.toml", "--json", "--traces"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let v = &json_lines(&o.stdout, "--json --traces")[0];
+    let d = v["diagram"].as_str().unwrap_or_else(|| panic!("no diagram: {v}"));
+    assert!(d.contains("violated sync-not-contended") && d.contains("replay: mmcheck check v.toml --replay"), "{d}");
+    let o = mmcheck(t.path(), ["check", "v.toml", "--json"]);
+    assert!(json_lines(&o.stdout, "--json")[0].get("diagram").is_none());
+}
+
 // ---------------------------------------------------------------- logging
 
 /// `mmcheck check FILE` in `dir` with `RUST_LOG=filter`; its standard error (a pipe).
