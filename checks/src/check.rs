@@ -118,8 +118,17 @@ impl Report {
             (None, Some(st)) => format!("{} states explored, {}", st.states, run.outcome.engine.memory_model_name()),
             (None, None) => "a replayed schedule".to_string(),
         };
+        // A bounded engine sees a livelock only as an execution the step bound (or its own
+        // loop detection) ended; the stateful engine closes the cycle.
+        let exact = if self.verdict == Verdict::Violation("progress")
+            && !matches!(run.outcome.engine, Engine::Stateful { .. })
+        {
+            "; a bounded search: --engine stateful decides progress exactly"
+        } else {
+            ""
+        };
         let mut s = format!(
-            "{}: {} on {} ({} events, {which})\n",
+            "{}: {} on {} ({} events, {which}{exact})\n",
             crate::term::escape_control(&self.scenario.name),
             self.verdict.label(),
             run.outcome.engine,

@@ -68,7 +68,10 @@ impl Trace {
         cycle_from: Option<usize>,
     ) -> String {
         let text = self.render(comms, violations, verbose);
-        let Some(c) = cycle_from else { return text };
+        let Some(c) = cycle_from else {
+            let by_step_bound = violations.iter().any(|v| v.invariant == "progress");
+            return fold_repeats(&text, by_step_bound);
+        };
         let mut out = String::with_capacity(text.len() + 80);
         let mut marked = false;
         for (n, line) in text.lines().enumerate() {
@@ -116,6 +119,133 @@ impl fmt::Debug for Trace {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_list().entries(self.0.lines().iter().map(|(p, l)| format!("T{p}: {l}"))).finish()
     }
+}
+
+/// The fewest rows a repeating suffix must cover, and the fewest copies of it, to be folded.
+const FOLD_MIN_ROWS: usize = 12;
+const FOLD_MIN_REPEATS: usize = 3;
+/// The most rows after the last repeats for them to be what the step bound ended.
+const FOLD_MAX_TAIL: usize = 4;
+/// The longest block of rows looked for.
+const FOLD_MAX_PERIOD: usize = 64;
+
+/// A diagram with each run of one block of rows repeated again and again (a bounded engine's
+/// lasso: loom and shuttle run a livelock until the step bound) folded: the block printed
+/// once, marked `~`, and a line that says how many times it repeated, which rows were left
+/// out, and (with `by_step_bound`, for the last run) that the step bound ended it. Rows compare by their cells, not their
+/// indexes; a wrapped cell's continuation lines belong to its row. Anything else comes back
+/// as it is.
+pub fn fold_repeats(text: &str, by_step_bound: bool) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    if lines.len() < 2 + FOLD_MIN_ROWS {
+        return text.to_string();
+    }
+    let row_index =
+        |l: &str| l.get(1..).and_then(|r| r.split_whitespace().next()).and_then(|t| t.parse::<usize>().ok());
+    // Rows from line 2 on (two header lines): (first line, line count, cells).
+    let mut rows: Vec<(usize, usize)> = Vec::new();
+    let mut end = 2;
+    for (n, l) in lines.iter().enumerate().skip(2) {
+        if row_index(l).is_some() {
+            rows.push((n, 1));
+            end = n + 1;
+        } else if l.starts_with(' ') && !l.trim().is_empty() && !rows.is_empty() && end == n {
+            rows.last_mut().expect("a row").1 += 1;
+            end = n + 1;
+        } else {
+            break;
+        }
+    }
+    let cells = |&(first, count): &(usize, usize)| -> String {
+        let mut c = String::new();
+        for (k, l) in lines[first..first + count].iter().enumerate() {
+            let l = l.get(1..).unwrap_or("");
+            let rest = if k == 0 { l.trim_start().split_once(' ').map_or("", |(_, r)| r) } else { l };
+            c.push_str(rest);
+            c.push('\n');
+        }
+        c
+    };
+    let keys: Vec<String> = rows.iter().map(cells).collect();
+    let n = keys.len();
+    // From each row on, the run of copies of a block of `p` rows covering the most rows.
+    let run_at = |i: usize| -> Option<(usize, usize)> {
+        let mut best: Option<(usize, usize)> = None;
+        for p in 1..=FOLD_MAX_PERIOD.min((n - i) / FOLD_MIN_REPEATS) {
+            let mut k = 1;
+            while i + (k + 1) * p <= n && (0..p).all(|j| keys[i + k * p + j] == keys[i + j]) {
+                k += 1;
+            }
+            if k >= FOLD_MIN_REPEATS && k * p >= FOLD_MIN_ROWS && best.is_none_or(|(bp, bk)| k * p > bp * bk) {
+                best = Some((p, k));
+            }
+        }
+        best
+    };
+    let first_row = |r: usize| row_index(lines[rows[r].0]).unwrap_or(0);
+    let push_row = |out: &mut String, r: usize, mark: Option<char>| {
+        let (first, count) = rows[r];
+        for l in &lines[first..first + count] {
+            match mark {
+                Some(m) => {
+                    out.push(m);
+                    out.push_str(l.get(1..).unwrap_or(""));
+                }
+                None => out.push_str(l),
+            }
+            out.push('\n');
+        }
+    };
+    let mut out = String::with_capacity(text.len());
+    for l in &lines[..2] {
+        out.push_str(l);
+        out.push('\n');
+    }
+    let mut folded = false;
+    let mut i = 0;
+    while i < n {
+        let Some((p, k)) = run_at(i) else {
+            push_row(&mut out, i, None);
+            i += 1;
+            continue;
+        };
+        folded = true;
+        let last = i + k * p - 1;
+        out.push_str(&format!(
+            "  ~~ from #{} on, these {p} rows repeat {k} times in all, to #{} ~~\n",
+            first_row(i),
+            first_row(last)
+        ));
+        for r in i..i + p {
+            push_row(&mut out, r, Some(if lines[rows[r].0].starts_with('>') { '>' } else { '~' }));
+        }
+        let ended = if by_step_bound && n - 1 - last <= FOLD_MAX_TAIL {
+            ", until the step bound ended the execution"
+        } else {
+            ""
+        };
+        out.push_str(&format!(
+            "  ~~ ... {} more times (#{} to #{} left out){ended} ~~\n",
+            k - 1,
+            first_row(i + p),
+            first_row(last)
+        ));
+        // A row at which a violation shows is printed anyway.
+        for r in i + p..=last {
+            if lines[rows[r].0].starts_with('>') {
+                push_row(&mut out, r, None);
+            }
+        }
+        i = last + 1;
+    }
+    if !folded {
+        return text.to_string();
+    }
+    for l in &lines[end..] {
+        out.push_str(l);
+        out.push('\n');
+    }
+    out
 }
 
 /// Widest a column may be: a longer cell is wrapped onto continuation rows (at a space, the
@@ -338,6 +468,27 @@ fn fingerprint(spec: &dyn AnySpec, engine: Engine) -> u32 {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_repeated_block_of_rows_is_printed_once_with_its_count() {
+        let mut text = String::from("    #  T0 a\n  ---  ----\n");
+        text.push_str("    0  start\n");
+        for i in 0..40 {
+            text.push_str(&format!("{:>5}  {}\n", 1 + i, ["check", "abandon", "retry"][i % 3]));
+        }
+        text.push_str(">  41  LOOPS FOREVER\n");
+        let folded = super::fold_repeats(&text, true);
+        assert!(folded.contains("from #1 on, these 3 rows repeat 13 times in all, to #39"), "{folded}");
+        assert!(
+            folded.contains("12 more times (#4 to #39 left out), until the step bound ended the execution"),
+            "{folded}"
+        );
+        assert_eq!(folded.lines().filter(|l| l.starts_with('~')).count(), 3, "{folded}");
+        assert!(folded.contains("   40  check\n") && folded.contains(">  41  LOOPS FOREVER"), "{folded}");
+        // Nothing repeated: unchanged.
+        let plain = "    #  T0 a\n  ---  ----\n    0  start\n    1  end\n";
+        assert_eq!(super::fold_repeats(plain, true), plain);
+    }
     use mmmodel::event::{Event, KernelEvent as K, LockName, Wq};
     use mmmodel::model::ProtoEvent;
 
