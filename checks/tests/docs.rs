@@ -86,6 +86,78 @@ fn run_quoted(cmd: &str) -> (i32, String) {
     (out.status.code().unwrap_or(-1), text)
 }
 
+/// Output with what changes from run to run or with the code made constant: every decimal
+/// number (seconds, rates) is `#.#`, every hexadecimal word of 8 digits after a `-` (a replay
+/// token's fingerprint, which hashes the sources) is `HASH`, runs of spaces are one space and
+/// lines are trimmed, with blank lines at the end left out.
+fn normalise(text: &str) -> String {
+    let mut lines = Vec::new();
+    for line in text.lines() {
+        let mut out = String::new();
+        let chars: Vec<char> = line.chars().collect();
+        let mut i = 0;
+        while i < chars.len() {
+            let c = chars[i];
+            if c.is_ascii_digit() {
+                let mut j = i;
+                while j < chars.len() && (chars[j].is_ascii_digit() || chars[j] == '.') {
+                    j += 1;
+                }
+                let word: String = chars[i..j].iter().collect();
+                let hex_end =
+                    (i..chars.len()).take_while(|&k| chars[k].is_ascii_hexdigit()).last().map_or(i, |k| k + 1);
+                let after_dash = i > 0 && chars[i - 1] == '-';
+                let boundary = hex_end == chars.len() || !chars[hex_end].is_ascii_alphanumeric();
+                if after_dash && hex_end - i == 8 && boundary {
+                    out.push_str("HASH");
+                    i = hex_end;
+                    continue;
+                }
+                if word.contains('.') && !word.ends_with('.') {
+                    out.push_str("#.#");
+                } else {
+                    out.push_str(&word);
+                }
+                i = j;
+            } else if c.is_ascii_hexdigit() && i > 0 && chars[i - 1] == '-' {
+                let hex_end =
+                    (i..chars.len()).take_while(|&k| chars[k].is_ascii_hexdigit()).last().map_or(i, |k| k + 1);
+                let boundary = hex_end == chars.len() || !chars[hex_end].is_ascii_alphanumeric();
+                if hex_end - i == 8 && boundary {
+                    out.push_str("HASH");
+                    i = hex_end;
+                } else {
+                    out.push(c);
+                    i += 1;
+                }
+            } else if c == ' ' {
+                while i < chars.len() && chars[i] == ' ' {
+                    i += 1;
+                }
+                out.push(' ');
+            } else {
+                out.push(c);
+                i += 1;
+            }
+        }
+        lines.push(out.trim().to_string());
+    }
+    while lines.last().is_some_and(|l| l.is_empty()) {
+        lines.pop();
+    }
+    lines.join("\n")
+}
+
+#[test]
+fn normalise_makes_timings_and_fingerprints_constant() {
+    assert_eq!(
+        normalise("a   0.14  b\nreplay: x --replay loompb3-819-d3bf0213\n\n"),
+        normalise("a 1.10 b\nreplay: x --replay loompb3-819-2067af67")
+    );
+    assert_ne!(normalise("execution 819"), normalise("execution 820"));
+    assert_eq!(normalise("\"seconds\":0.141635401,"), "\"seconds\":#.#,");
+}
+
 /// Commands that are opt-in (long) or not mmcheck runs are documented but not run here.
 fn skipped(cmd: &str) -> bool {
     cmd.contains("heavy/")
@@ -114,6 +186,19 @@ fn commands_in_the_docs_run_and_print_what_the_docs_quote() {
             for q in quoted.iter().filter(|l| l.starts_with("violated ")) {
                 assert!(out.contains(q.as_str()), "docs/{name}: `{cmd}` no longer prints:\n{q}\nit printed:\n{out}");
             }
+            // The whole quoted block is what the command prints (timings, replay-token
+            // fingerprints and runs of spaces normalised), then its exit status if not 0.
+            let mut real = out.clone();
+            if code != 0 {
+                real.push_str(&format!("(exit status {code})\n"));
+            }
+            let want = normalise(&quoted.join("\n"));
+            let got = normalise(&real);
+            assert!(
+                want == got,
+                "docs/{name}: the output quoted under `{cmd}` is not what it prints (normalised):\n--- quoted\n{want}\n--- \
+                 printed\n{got}"
+            );
             ran += 1;
         }
     }
