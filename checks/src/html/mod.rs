@@ -451,7 +451,7 @@ pub fn prepare_dir(dir: &Path) -> Result<(), String> {
         return Err(format!("--html {}: not a folder (it is a file); name a folder for the pages", show_path(dir)));
     }
     std::fs::create_dir_all(dir).map_err(|e| format!("--html {}: cannot create the folder: {e}", show_path(dir)))?;
-    let probe = dir.join(".mmcheck-probe.mmcheck-tmp");
+    let probe = dir.join(".mmcheck-probe");
     std::fs::write(&probe, b"").map_err(|e| format!("--html {}: cannot write in the folder: {e}", show_path(dir)))?;
     let _ = std::fs::remove_file(&probe);
     Ok(())
@@ -465,9 +465,11 @@ pub fn prepare_file(flag: &str, file: &Path) -> Result<(), String> {
             return Err(format!("{flag} {}: not a regular file; name a file to write", show_path(file)));
         }
     }
-    let tmp = temp_name(file);
-    std::fs::write(&tmp, b"").map_err(|e| format!("{flag} {}: cannot write: {e}", show_path(file)))?;
-    let _ = std::fs::remove_file(&tmp);
+    // (Not the temporary name itself, which is only ever written with the whole file.)
+    let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let probe = file.with_file_name(format!(".{name}.mmcheck-probe"));
+    std::fs::write(&probe, b"").map_err(|e| format!("{flag} {}: cannot write: {e}", show_path(file)))?;
+    let _ = std::fs::remove_file(&probe);
     Ok(())
 }
 
