@@ -444,3 +444,48 @@ fn pages_work_in_headless_chromium() {
     assert!(bytes.starts_with(b"\x89PNG") && bytes.len() > 10_000, "a screenshot of {} bytes", bytes.len());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+// ---------------------------------------------------------------- the findings' pictures
+
+/// Every line of docs/img/pictures.txt is the command that makes one picture of
+/// docs/findings.md: run it into a scratch file and compare. A stale picture fails, with
+/// the command that remakes it.
+#[test]
+fn the_findings_pictures_are_current() {
+    let list = std::fs::read_to_string(root().join("docs/img/pictures.txt")).unwrap();
+    let findings = std::fs::read_to_string(root().join("docs/findings.md")).unwrap();
+    let dir = scratch("pictures");
+    let mut listed = Vec::new();
+    let mut stale = Vec::new();
+    for line in list.lines().filter(|l| !l.trim().is_empty() && !l.starts_with('#')) {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(words[..2], ["mmcheck", "check"], "{line}");
+        let at = words.iter().position(|w| *w == "--svg").unwrap();
+        let target = words[at + 1];
+        let name = target.strip_prefix("docs/img/").unwrap();
+        assert!(findings.contains(&format!("(img/{name})")), "docs/findings.md links img/{name}");
+        let fresh = dir.join(name);
+        let fresh_s = fresh.to_str().unwrap().to_string();
+        // words[0] is the program; the file after --svg is the scratch one.
+        let args: Vec<&str> =
+            words[1..].iter().enumerate().map(|(i, a)| if i == at { fresh_s.as_str() } else { a }).collect();
+        let out = mmcheck(&args);
+        assert_eq!(out.status.code(), Some(0), "{line}: {}", String::from_utf8_lossy(&out.stderr));
+        let now = std::fs::read_to_string(&fresh).unwrap();
+        let shipped = std::fs::read_to_string(root().join(target)).unwrap_or_default();
+        if now != shipped {
+            stale.push(line.to_string());
+        }
+        listed.push(name.to_string());
+    }
+    assert!(listed.len() >= 9, "{listed:?}");
+    // Every SVG in docs/img is one of them.
+    for e in std::fs::read_dir(root().join("docs/img")).unwrap() {
+        let n = e.unwrap().file_name().to_string_lossy().into_owned();
+        if n.ends_with(".svg") {
+            assert!(listed.contains(&n), "docs/img/{n} is not made by a line of docs/img/pictures.txt");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(stale.is_empty(), "stale pictures: run, from the repository's root,\n{}", stale.join("\n"));
+}

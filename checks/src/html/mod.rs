@@ -172,14 +172,16 @@ pub fn page(r: &Report, verbose: bool, docs: Option<&str>) -> Option<String> {
     let run = &r.runs[r.shown?];
     let f = run.outcome.found.as_ref()?;
     let sc = &r.scenario;
-    let drawing = svg::render(&svg::Drawing {
+    let d = svg::Drawing {
         title: title(r),
         comms: &p.comms,
         rows: &p.rows,
         kernel: &p.kernel,
         signals: &p.signals,
         cycle_from: p.cycle_from,
-    });
+    };
+    let drawing = svg::render(&d);
+    let heads = svg::render_heads(&d);
     let snaps = state::replay(r)?;
     let mut steps =
         vec![Step { event: None, task: String::new(), text: "initial state", in_cycle: false, values: &snaps[0] }];
@@ -255,7 +257,7 @@ pub fn page(r: &Report, verbose: bool, docs: Option<&str>) -> Option<String> {
                     }
                 }
                 div.layout {
-                    div.diagram tabindex="0" { (PreEscaped(drawing)) }
+                    div.diagram tabindex="0" { div.heads aria-hidden="true" { (PreEscaped(heads)) } (PreEscaped(drawing)) }
                     aside #panel {
                         h2 { "State " span #step-label { } }
                         p #step-event { }

@@ -47,7 +47,12 @@
       table.appendChild(tr);
     });
     document.body.setAttribute("data-step", String(k));
-    if (scroll && row && row.scrollIntoView) row.scrollIntoView({ block: "nearest" });
+    if (scroll && row) {
+      // Scroll the drawing's own box (never the page) so that the row is in view.
+      var box = document.querySelector(".diagram");
+      var rb = row.getBoundingClientRect(), bb = box.getBoundingClientRect();
+      if (rb.top < bb.top + 8 || rb.bottom > bb.bottom - 8) box.scrollTop += rb.top - bb.top - bb.height / 3;
+    }
     if (history.replaceState) history.replaceState(null, "", "#step=" + k);
   }
 
@@ -81,6 +86,12 @@
     e.preventDefault();
     show(k, true);
   });
+  // The drawing's box ends at the bottom of the window, so that a row scrolled into it is seen.
+  var box = document.querySelector(".diagram");
+  box.style.maxHeight = Math.max(320, window.innerHeight - box.getBoundingClientRect().top - 12) + "px";
+  // The lane heads stay in view once the drawing's own heads have scrolled away.
+  box.addEventListener("scroll", function () { box.classList.toggle("scrolled", box.scrollTop > 90); });
   show(fromHash(), true);
+  box.classList.toggle("scrolled", box.scrollTop > 90);
   document.body.setAttribute("data-ready", "yes");
 })();

@@ -276,7 +276,7 @@ fn page_letter(p: PageState) -> char {
 
 /// The legend of the page map.
 pub const PAGE_LEGEND: &str =
-    "L on the LRU, F free (buddy), M isolated for migration, f isolated free target, U unmovable";
+    "one letter a page, a space between pageblocks: L on the LRU, F free (buddy), M isolated for migration, f isolated free target, U unmovable";
 
 impl CompactionState {
     pub fn new(cfg: &compaction::Config) -> Self {
@@ -417,16 +417,16 @@ impl CompactionState {
             out.push(entry(&g, "cc->contended", if cc.contended { "true" } else { "false" }));
             out.push(entry(
                 &g,
-                format!("zone pages from pfn {} (pageblocks of {})", self.zone_start_pfn, self.pages_per_block),
+                format!("pages, pfn {}..{}", self.zone_start_pfn, self.zone_start_pfn + cc.pages.len() as u32 - 1),
                 self.page_map(cc),
             ));
         }
         for (p, (f, r)) in self.fatal.iter().zip(&self.resched).enumerate() {
             if *f {
-                out.push(entry("signals", format!("fatal_signal_pending({})", task(comms, p)), "true"));
+                out.push(entry("signals", format!("fatal_signal_pending(T{p})"), "true"));
             }
             if *r {
-                out.push(entry("signals", format!("need_resched({})", task(comms, p)), "true"));
+                out.push(entry("signals", format!("need_resched(T{p})"), "true"));
             }
         }
     }

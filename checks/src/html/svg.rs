@@ -122,13 +122,23 @@ pub fn xml_escape(s: &str) -> String {
 }
 
 /// Widest a cell's line is, in characters, before it wraps (as the text diagram wraps).
-const CELL_COLS: usize = 52;
+const CELL_COLS: usize = 46;
 const CHAR_W: f64 = 7.3;
 const LINE_H: f64 = 16.0;
 const FONT: &str = "DejaVu Sans Mono, Menlo, Consolas, monospace";
 
 /// The drawing as SVG text.
 pub fn render(d: &Drawing) -> String {
+    draw(d, false)
+}
+
+/// The lane heads alone, at the drawing's widths: the page keeps them in view above the
+/// drawing while it scrolls.
+pub fn render_heads(d: &Drawing) -> String {
+    draw(d, true)
+}
+
+fn draw(d: &Drawing, heads_only: bool) -> String {
     let tasks = d.comms.len();
     let heads: Vec<String> = d.comms.iter().enumerate().map(|(p, c)| format!("T{p} {c}")).collect();
     let cells: Vec<Vec<String>> = d.rows.iter().map(|r| wrap(&r.text, CELL_COLS)).collect();
@@ -178,6 +188,29 @@ pub fn render(d: &Drawing) -> String {
     let legend_lines = 1 + harness as usize;
     let height = body_end + 16.0 + legend_lines as f64 * 18.0 + 8.0;
 
+    if heads_only {
+        let mut o = format!(
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"lane-heads\" width=\"{width:.0}\" height=\"{:.0}\" \
+             viewBox=\"0 {:.0} {width:.0} {:.0}\" font-family=\"{FONT}\" font-size=\"12\">",
+            head_h + 8.0,
+            head_y - 4.0,
+            head_h + 8.0
+        );
+        for p in 0..tasks {
+            let stroke = LANES[p % LANES.len()].1;
+            let (lx, lw) = (lane_x[p], lane_w[p]);
+            let _ = write!(
+                o,
+                "<rect x=\"{lx:.1}\" y=\"{head_y:.1}\" width=\"{lw:.1}\" height=\"{head_h:.1}\" rx=\"6\" fill=\"{stroke}\"/>\
+                 <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-weight=\"bold\" font-size=\"13\" fill=\"#ffffff\">{}</text>",
+                lx + lw / 2.0,
+                head_y + 20.0,
+                xml_escape(&heads[p])
+            );
+        }
+        o.push_str("</svg>\n");
+        return o;
+    }
     let mut o = String::new();
     let _ = writeln!(
         o,
