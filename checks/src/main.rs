@@ -53,6 +53,13 @@ enum Cmd {
         /// first one where they disagree with the trace monitors.
         #[arg(long)]
         check_online: bool,
+        /// Also write one self-contained HTML page per violation and DIR/index.html (see
+        /// docs/scenarios.md).
+        #[arg(long, value_name = "DIR")]
+        html: Option<PathBuf>,
+        /// Also write the swimlane drawing of the counterexample as SVG (one scenario file).
+        #[arg(long, value_name = "FILE")]
+        svg: Option<PathBuf>,
     },
     /// For each model, invariants x variants: holds or violated, with the evidence, built by
     /// checking the shipped scenarios (default: scenarios/, without mutants/ and heavy/).
@@ -64,6 +71,9 @@ enum Cmd {
         paths: Vec<PathBuf>,
         #[arg(long)]
         json: bool,
+        /// Also write the matrices, every scenario and a page per violation as HTML into DIR.
+        #[arg(long, value_name = "DIR")]
+        html: Option<PathBuf>,
     },
     /// Run a scenario on real threads (the std platform, real timeouts), many iterations, and
     /// print the protocol's counters (see docs/performance.md for settings that make the
@@ -200,10 +210,13 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let reg = Registry::default();
     let done = match cli.cmd {
-        Cmd::Check { paths, json, replay, verbose, traces, engine, check_online } => {
-            cmd_check(&reg, paths, json, replay, verbose, traces, engine, check_online)
+        Cmd::Check { paths, json, replay, verbose, traces, engine, check_online, html, svg } => {
+            let out = HtmlOut { html, svg, verbose };
+            cmd_check(&reg, paths, json, replay, verbose, traces, engine, check_online, &out)
         }
-        Cmd::Matrix { model, paths, json } => cmd_matrix(&reg, model, paths, json),
+        Cmd::Matrix { model, paths, json, html } => {
+            cmd_matrix(&reg, model, paths, json, &HtmlOut { html, svg: None, verbose: false })
+        }
         Cmd::Selftest { list, dir, json } => cmd_selftest(&reg, list, dir, json),
         Cmd::Run { file, args, json } => cmd_run(&reg, vec![file], Vec::new(), args, json, false),
         Cmd::Compare { files, variants, args } => cmd_run(&reg, files, variants, args, false, true),
@@ -322,9 +335,11 @@ fn cmd_check(
     traces: bool,
     engine: Option<String>,
     check_online: bool,
+    out: &HtmlOut,
 ) -> Done {
     let paths = if paths.is_empty() { default_scenario_paths() } else { paths };
     let scenarios = load_all(reg, &paths)?;
+    out.prepare(scenarios.len())?;
     let mut opts = RunOptions { check_online, ..RunOptions::default() };
     let engine = match &engine {
         None => None,
@@ -470,6 +485,7 @@ fn cmd_check(
     if let Some(b) = bar {
         b.finish_and_clear();
     }
+    out.write(&reports, &[], json)?;
     if !json {
         for r in &reports {
             let show = opts.replay.is_some() || !r.matched || traces;
@@ -619,7 +635,8 @@ fn print_detail(r: &Report, verbose: bool) -> Result<(), CliError> {
     Ok(())
 }
 
-fn cmd_matrix(reg: &Registry, model: Option<String>, paths: Vec<PathBuf>, json: bool) -> Done {
+fn cmd_matrix(reg: &Registry, model: Option<String>, paths: Vec<PathBuf>, json: bool, out: &HtmlOut) -> Done {
+    out.prepare(0)?;
     let mut models: Vec<&'static dyn AnyModel> = match &model {
         None => reg.models().to_vec(),
         Some(m) => vec![reg.find(m).ok_or_else(|| {
@@ -663,6 +680,7 @@ fn cmd_matrix(reg: &Registry, model: Option<String>, paths: Vec<PathBuf>, json: 
             reports.len()
         )));
     }
+    out.write(&reports, &matrices, json)?;
     for mx in &matrices {
         if json {
             emit_json(mx)?;
@@ -675,6 +693,58 @@ fn cmd_matrix(reg: &Registry, model: Option<String>, paths: Vec<PathBuf>, json: 
         warn("some scenarios did not get their expected verdict (run mmcheck check for details)");
     }
     Ok(all)
+}
+
+/// `--html DIR` and `--svg FILE`: where the pictures go (mmcheck::html makes them).
+struct HtmlOut {
+    html: Option<PathBuf>,
+    svg: Option<PathBuf>,
+    verbose: bool,
+}
+
+impl HtmlOut {
+    /// Refuse, before any exploration, an output that cannot be written.
+    fn prepare(&self, scenarios: usize) -> Result<(), CliError> {
+        if self.svg.is_some() && scenarios != 1 {
+            return Err(CliError::Usage(format!(
+                "--svg draws one counterexample: name exactly one scenario file ({scenarios} given)"
+            )));
+        }
+        if let Some(dir) = &self.html {
+            mmcheck::html::prepare_dir(dir).map_err(CliError::Output)?;
+        }
+        if let Some(f) = &self.svg {
+            mmcheck::html::prepare_file("--svg", f).map_err(CliError::Output)?;
+        }
+        Ok(())
+    }
+
+    fn write(&self, reports: &[Report], matrices: &[mmcheck::matrix::Matrix], json: bool) -> Result<(), CliError> {
+        if let Some(dir) = &self.html {
+            let title = if matrices.is_empty() { "mmcheck check" } else { "mmcheck matrix" };
+            let files = mmcheck::html::site(dir, title, reports, matrices, self.verbose);
+            mmcheck::html::write_all("--html", dir, &files).map_err(CliError::Output)?;
+            if !json {
+                emit(format_args!("html: {}", show_path(&dir.join("index.html"))))?;
+            }
+        }
+        if let Some(f) = &self.svg {
+            let r = &reports[0];
+            let text = mmcheck::html::svg(r, self.verbose).ok_or_else(|| {
+                CliError::Usage(format!(
+                    "--svg {}: {} has no counterexample to draw (verdict {})",
+                    show_path(f),
+                    show_path(&r.scenario.file),
+                    r.verdict.label()
+                ))
+            })?;
+            mmcheck::html::write_one("--svg", f, &text).map_err(CliError::Output)?;
+            if !json {
+                emit(format_args!("svg: {}", show_path(f)))?;
+            }
+        }
+        Ok(())
+    }
 }
 
 fn cmd_selftest(reg: &Registry, list: bool, dir: Option<PathBuf>, json: bool) -> Done {

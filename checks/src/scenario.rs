@@ -138,7 +138,15 @@ fn document(ctx: &Ctx) -> Result<Tab, ScenarioError> {
         line: e.span().map(|s| ctx.line(s)),
         field: None,
         // One line: TOML's messages can have several ("invalid string\nexpected ...").
-        message: e.message().lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join("; "),
+        message: {
+            let m = e.message().lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join("; ");
+            // toml_edit has no words for some errors (a key with no value at the end of the file).
+            if m.is_empty() {
+                "invalid TOML here (a key with no value?)".to_string()
+            } else {
+                m
+            }
+        },
     })?;
     Ok(std_table(doc.as_table(), 0..0))
 }

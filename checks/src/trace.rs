@@ -24,6 +24,8 @@ trait AnyTrace: Send + Sync {
     fn as_any(&self) -> &dyn Any;
     fn same(&self, other: &dyn AnyTrace) -> bool;
     fn lines(&self) -> Vec<(Pid, String)>;
+    fn rows(&self, tasks: usize, violations: &[Violation], verbose: bool) -> Vec<DiagramRow>;
+    fn kernel_events(&self) -> Vec<(Pid, Option<KernelEvent>)>;
 }
 
 impl<E: ProtoEvent> AnyTrace for Vec<(Pid, Event<E>)> {
@@ -41,6 +43,12 @@ impl<E: ProtoEvent> AnyTrace for Vec<(Pid, Event<E>)> {
     }
     fn lines(&self) -> Vec<(Pid, String)> {
         self.iter().map(|(p, e)| (*p, e.to_string())).collect()
+    }
+    fn rows(&self, tasks: usize, violations: &[Violation], verbose: bool) -> Vec<DiagramRow> {
+        diagram_rows(tasks, self, violations, verbose)
+    }
+    fn kernel_events(&self) -> Vec<(Pid, Option<KernelEvent>)> {
+        self.iter().map(|(p, e)| (*p, e.kernel().cloned())).collect()
     }
 }
 
@@ -102,6 +110,14 @@ impl Trace {
     /// Each event as (task, kernel-terms text).
     pub fn lines(&self) -> Vec<(Pid, String)> {
         self.0.lines()
+    }
+    /// The rows of the race diagram (see [`diagram_rows`]), for a drawing of it.
+    pub fn rows(&self, tasks: usize, violations: &[Violation], verbose: bool) -> Vec<DiagramRow> {
+        self.0.rows(tasks, violations, verbose)
+    }
+    /// Each event's task, and the event when it is one of the kernel primitives'.
+    pub fn kernel_events(&self) -> Vec<(Pid, Option<KernelEvent>)> {
+        self.0.kernel_events()
     }
     /// The events of model `E`, if that is what this trace holds.
     pub fn events<E: ProtoEvent>(&self) -> Option<&[(Pid, Event<E>)]> {
@@ -258,7 +274,7 @@ const MAX_COL: usize = 64;
 pub const HARNESS: &str = "(harness) ";
 
 /// The line under a diagram that has [`HARNESS`] cells.
-const HARNESS_LEGEND: &str =
+pub(crate) const HARNESS_LEGEND: &str =
     "(harness): after \"sleeps forever\" the kernel task stays asleep; the rows so marked are \
                               the checker letting it finish so that the execution can end";
 
@@ -272,25 +288,10 @@ pub fn race_diagram<E: ProtoEvent>(
     verbose: bool,
 ) -> String {
     let marks: Vec<usize> = violations.iter().filter_map(|v| v.at).collect();
-    // Which tasks are past their "sleeps forever", event by event (over every event, shown or
-    // not).
-    let mut asleep = vec![false; comms.len()];
-    let mut harness_rows = false;
-    let mut rows: Vec<(usize, Pid, Vec<String>)> = Vec::new();
-    for (i, (p, e)) in events.iter().enumerate() {
-        let harness = asleep.get(*p).copied().unwrap_or(false);
-        if matches!(e, Event::Kernel(KernelEvent::SleptForever)) {
-            if let Some(a) = asleep.get_mut(*p) {
-                *a = true;
-            }
-        }
-        if !(verbose || !e.is_detail() || marks.contains(&i)) {
-            continue;
-        }
-        let text = if harness { format!("{HARNESS}{e}") } else { e.to_string() };
-        harness_rows |= harness;
-        rows.push((i, *p, wrap(&text, MAX_COL)));
-    }
+    let all = diagram_rows(comms.len(), events, violations, verbose);
+    let harness_rows = all.iter().any(|r| r.harness);
+    let rows: Vec<(usize, Pid, Vec<String>)> =
+        all.into_iter().map(|r| (r.index, r.pid, wrap(&r.text, MAX_COL))).collect();
     let mut width: Vec<usize> = comms.iter().enumerate().map(|(p, c)| format!("T{p} {c}").chars().count()).collect();
     for (_, p, lines) in &rows {
         for l in lines {
@@ -336,6 +337,49 @@ pub fn race_diagram<E: ProtoEvent>(
     out
 }
 
+/// One row of a race diagram: the event at `index` of the trace, by task `pid`, in the
+/// diagram's words (`text`, with the [`HARNESS`] prefix where it has one).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DiagramRow {
+    pub index: usize,
+    pub pid: Pid,
+    pub text: String,
+    /// After this task's "sleeps forever": the harness's, not the kernel's.
+    pub harness: bool,
+    /// A violation shows at this event (the `>` of the text diagram).
+    pub marked: bool,
+}
+
+/// The rows [`race_diagram`] prints, in its order: every event but the detail ones (unless
+/// `verbose`, or a violation shows at it), a task's events after its `SleptForever` marked
+/// [`HARNESS`]. `tasks` is the number of tasks.
+pub fn diagram_rows<E: ProtoEvent>(
+    tasks: usize,
+    events: &[(Pid, Event<E>)],
+    violations: &[Violation],
+    verbose: bool,
+) -> Vec<DiagramRow> {
+    let marks: Vec<usize> = violations.iter().filter_map(|v| v.at).collect();
+    // Which tasks are past their "sleeps forever", event by event (over every event, shown or
+    // not).
+    let mut asleep = vec![false; tasks];
+    let mut rows = Vec::new();
+    for (i, (p, e)) in events.iter().enumerate() {
+        let harness = asleep.get(*p).copied().unwrap_or(false);
+        if matches!(e, Event::Kernel(KernelEvent::SleptForever)) {
+            if let Some(a) = asleep.get_mut(*p) {
+                *a = true;
+            }
+        }
+        if !(verbose || !e.is_detail() || marks.contains(&i)) {
+            continue;
+        }
+        let text = if harness { format!("{HARNESS}{e}") } else { e.to_string() };
+        rows.push(DiagramRow { index: i, pid: *p, text, harness, marked: marks.contains(&i) });
+    }
+    rows
+}
+
 fn pad(s: &str, w: usize) -> String {
     let n = s.chars().count();
     if n >= w {
@@ -347,7 +391,7 @@ fn pad(s: &str, w: usize) -> String {
 
 /// `s` in lines of at most `w` characters, broken at spaces where possible (a word longer
 /// than a line is split); continuation lines are indented by two spaces.
-fn wrap(s: &str, w: usize) -> Vec<String> {
+pub(crate) fn wrap(s: &str, w: usize) -> Vec<String> {
     let w = w.max(8);
     let mut out = Vec::new();
     let mut rest: Vec<char> = s.chars().collect();
