@@ -173,6 +173,8 @@ pub struct RunOptions {
     /// Compare the online monitors with the trace monitors on every execution
     /// ([`Options::check_online`]); a disagreement is an `error` verdict.
     pub check_online: bool,
+    /// `--no-reduce`: the stateful engine's search with no reduction, whatever the file says.
+    pub no_reduce: bool,
 }
 
 fn options_for(sc: &Scenario, run: &RunOptions, engine: Engine) -> Options {
@@ -182,6 +184,12 @@ fn options_for(sc: &Scenario, run: &RunOptions, engine: Engine) -> Options {
     }
     if let Some(b) = sc.shortest_budget {
         o.shortest_budget = b;
+    }
+    if let Some(r) = sc.reduce {
+        o.reduce = r;
+    }
+    if run.no_reduce {
+        o.reduce = engine::Reduce::NONE;
     }
     if let Some(p) = &run.progress {
         let p = Arc::clone(p);

@@ -53,6 +53,10 @@ enum Cmd {
         /// first one where they disagree with the trace monitors.
         #[arg(long)]
         check_online: bool,
+        /// The stateful engine's search with no reduction (no symmetry), whatever the
+        /// scenario's `[explore] reduce` says.
+        #[arg(long)]
+        no_reduce: bool,
         /// Also write one self-contained HTML page per violation and DIR/index.html (see
         /// docs/scenarios.md).
         #[arg(long, value_name = "DIR")]
@@ -210,9 +214,9 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let reg = Registry::default();
     let done = match cli.cmd {
-        Cmd::Check { paths, json, replay, verbose, traces, engine, check_online, html, svg } => {
+        Cmd::Check { paths, json, replay, verbose, traces, engine, check_online, no_reduce, html, svg } => {
             let out = HtmlOut { html, svg, verbose };
-            cmd_check(&reg, paths, json, replay, verbose, traces, engine, check_online, &out)
+            cmd_check(&reg, paths, json, replay, verbose, traces, engine, (check_online, no_reduce), &out)
         }
         Cmd::Matrix { model, paths, json, html } => {
             cmd_matrix(&reg, model, paths, json, &HtmlOut { html, svg: None, verbose: false })
@@ -334,13 +338,13 @@ fn cmd_check(
     verbose: bool,
     traces: bool,
     engine: Option<String>,
-    check_online: bool,
+    (check_online, no_reduce): (bool, bool),
     out: &HtmlOut,
 ) -> Done {
     let paths = if paths.is_empty() { default_scenario_paths() } else { paths };
     let scenarios = load_all(reg, &paths)?;
     out.prepare(scenarios.len())?;
-    let mut opts = RunOptions { check_online, ..RunOptions::default() };
+    let mut opts = RunOptions { check_online, no_reduce, ..RunOptions::default() };
     let engine = match &engine {
         None => None,
         Some(e) => Some(EngineName::from_name(e).ok_or_else(|| {
@@ -567,7 +571,12 @@ fn table_row(r: &Report, w: &Widths) -> String {
         "all c11+sc".to_string()
     } else {
         r.runs.first().map_or("-".to_string(), |run| {
-            format!("{} {}", run.outcome.engine.short(), run.outcome.engine.memory_model())
+            // A reduction that ran says so (`stateful sym2 sc`: symmetry, a group of 2).
+            let reduced = match run.outcome.stats {
+                Some(st) if st.symmetry_group > 1 => format!(" sym{}", st.symmetry_group),
+                _ => String::new(),
+            };
+            format!("{}{reduced} {}", run.outcome.engine.short(), run.outcome.engine.memory_model())
         })
     };
     format!(

@@ -11,6 +11,7 @@ use std::time::Instant;
 
 use mmmodel::event::{Event, KernelEvent};
 use mmmodel::ghost::{Ghost, LoopVerdict, Pid, SleepDecision};
+use mmmodel::kernel::sched::Summary;
 
 /// Limits for one execution.
 #[derive(Debug, Clone, Copy)]
@@ -136,7 +137,8 @@ impl<E: Send + 'static> Ghost for Recorder<E> {
         self.push(&mut g, pid, ev);
     }
 
-    fn loop_head(&self, pid: Pid, fingerprint: u64) -> LoopVerdict {
+    fn loop_head(&self, pid: Pid, summary: Summary) -> LoopVerdict {
+        let fingerprint = summary.hash();
         let mut g = self.lock();
         g.steps[pid] += 1;
         let step = g.steps[pid];

@@ -81,6 +81,9 @@ pub struct Scenario {
     pub expect: Expect,
     pub max_seconds: Option<f64>,
     pub shortest_budget: Option<u64>,
+    /// `[explore] reduce`: the stateful engine's reductions (`None`: the default, every
+    /// reduction where it is sound).
+    pub reduce: Option<crate::engine::Reduce>,
 }
 
 impl Scenario {
@@ -561,6 +564,7 @@ pub fn parse_all_with(reg: &Registry, path: &Path, text: &str) -> Result<Scenari
         expect,
         max_seconds: explore.max_seconds,
         shortest_budget: explore.shortest_budget,
+        reduce: explore.reduce,
     })
 }
 
@@ -762,10 +766,20 @@ struct Explore {
     engines: Vec<Engine>,
     max_seconds: Option<f64>,
     shortest_budget: Option<u64>,
+    reduce: Option<crate::engine::Reduce>,
 }
 
-const EXPLORE_KEYS: &[&str] =
-    &["engine", "preemption_bound", "iterations", "depth", "seed", "max_seconds", "shortest_budget", "max_states"];
+const EXPLORE_KEYS: &[&str] = &[
+    "engine",
+    "preemption_bound",
+    "iterations",
+    "depth",
+    "seed",
+    "max_seconds",
+    "shortest_budget",
+    "max_states",
+    "reduce",
+];
 
 fn explore_table(ctx: &mut Ctx, ex: &Table) -> Option<Explore> {
     let before = ctx.errors.len();
@@ -786,6 +800,33 @@ fn explore_table(ctx: &mut Ctx, ex: &Table) -> Option<Explore> {
     let max_states_v = ex.int(ctx, "max_states");
     let max_seconds_v = ex.float(ctx, "max_seconds");
     let budget_v = ex.int(ctx, "shortest_budget");
+    let reduce_v = ex.strings(ctx, "reduce");
+    let mut reduce = None;
+    if let Some(list) = &reduce_v {
+        let mut r = crate::engine::Reduce::NONE;
+        let mut named: Vec<&str> = Vec::new();
+        for e in list {
+            let name = e.get_ref().as_str();
+            if !crate::engine::Reduce::NAMES.contains(&name) {
+                ctx.push(ctx.err(
+                    e.span(),
+                    "explore.reduce",
+                    format!(
+                        "unknown reduction \"{name}\"; the stateful engine's: {}",
+                        crate::engine::Reduce::NAMES.join(", ")
+                    ),
+                ));
+            } else if named.contains(&name) {
+                ctx.push(ctx.err(e.span(), "explore.reduce", format!("\"{name}\" is named twice")));
+            } else {
+                named.push(name);
+                if name == "symmetry" {
+                    r.symmetry = true;
+                }
+            }
+        }
+        reduce = Some(r);
+    }
 
     let mut pb = None;
     if let Some(v) = &pb_v {
@@ -855,6 +896,10 @@ fn explore_table(ctx: &mut Ctx, ex: &Table) -> Option<Explore> {
             ));
         }
     }
+    if let (Some(list), false) = (&reduce_v, matches!(engine, EngineName::Stateful | EngineName::All)) {
+        let span = list.first().map(|e| e.span()).unwrap_or(0..0);
+        ctx.push(ctx.err(span, "explore.reduce", format!("only the stateful engine reduces (engine is {name})")));
+    }
     if let Some(v) = &pb_v {
         if !matches!(engine, EngineName::Loom | EngineName::All) {
             ctx.push(ctx.err(
@@ -910,7 +955,7 @@ fn explore_table(ctx: &mut Ctx, ex: &Table) -> Option<Explore> {
         EngineName::Stateful => vec![stateful],
         EngineName::All => vec![loom, pct, random, stateful],
     };
-    Some(Explore { engines, max_seconds, shortest_budget })
+    Some(Explore { engines, max_seconds, shortest_budget, reduce })
 }
 
 /// `invariant` must be one of the model's.

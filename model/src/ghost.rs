@@ -13,6 +13,7 @@
 use core::marker::PhantomData;
 
 use crate::event::Event;
+use crate::kernel::sched::Summary;
 
 /// A task's index in its scenario's thread list (at most [`MAX_TASKS`]).
 pub type Pid = usize;
@@ -63,7 +64,7 @@ pub trait Ghost: Send + Sync + 'static {
     /// the task did before: the enclosing loops, the caller's locals), the loop's location,
     /// and every local the loop carries from one iteration to the next (see
     /// [`crate::kernel::sched::loop_summary`]).
-    fn loop_head(&self, pid: Pid, fingerprint: u64) -> LoopVerdict;
+    fn loop_head(&self, pid: Pid, summary: Summary) -> LoopVerdict;
 
     /// What task `pid`'s future depends on so far, as far as the checker tracks it: under the
     /// stateful engine its history hash, elsewhere 0. Taken by a loop just before it starts.
@@ -79,7 +80,7 @@ pub trait Ghost: Send + Sync + 'static {
     /// history by it, so that two paths to the same point with the same locals are one state.
     /// Unlike [`Ghost::loop_head`] it never stops or yields: every other ghost ignores it.
     #[inline(always)]
-    fn checkpoint(&self, _pid: Pid, _summary: u64) {}
+    fn checkpoint(&self, _pid: Pid, _summary: Summary) {}
 
     /// `pid` is about to sleep with no timer (timer model `never`).
     fn untimed_sleep(&self, pid: Pid) -> SleepDecision;
@@ -115,7 +116,7 @@ impl<E: Send + 'static> Ghost for NoGhost<E> {
     #[inline(always)]
     fn emit(&self, _pid: Pid, _ev: Event<E>) {}
     #[inline(always)]
-    fn loop_head(&self, _pid: Pid, _fingerprint: u64) -> LoopVerdict {
+    fn loop_head(&self, _pid: Pid, _summary: Summary) -> LoopVerdict {
         LoopVerdict::Continue
     }
     #[inline(always)]

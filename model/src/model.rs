@@ -97,6 +97,63 @@ pub struct RoleKind {
     pub keys: &'static [&'static str],
 }
 
+/// The interchangeable ids of one configuration, as a model declares them (Murphi's
+/// scalarsets, TLC's `SYMMETRY`): sets of nodes such that swapping any two of a set, together
+/// with the one task bound to each, maps every state to a state with the same future. See
+/// docs/model.md, "Symmetry", for what a model must make sure of before it declares one.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Symmetry {
+    /// Nodes of the configuration (`0..nodes`).
+    pub nodes: usize,
+    /// Tasks (pids `0..tasks`).
+    pub tasks: usize,
+    /// Sets of interchangeable nodes, each of two or more.
+    pub orbits: Vec<Vec<u8>>,
+    /// For each node of an orbit, the pid of the task bound to it.
+    pub pid_of_node: Vec<Option<u8>>,
+}
+
+/// One element of a symmetry group: where it sends each node and each pid.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Perm {
+    pub node: Vec<u8>,
+    pub pid: Vec<u8>,
+}
+
+impl Perm {
+    /// The image of node `n` (`NUMA_NO_NODE` and nodes past the map are their own).
+    #[inline]
+    pub fn node(&self, n: i32) -> i32 {
+        usize::try_from(n).ok().and_then(|i| self.node.get(i)).map_or(n, |&m| m as i32)
+    }
+    /// The image of pid `p`.
+    #[inline]
+    pub fn pid(&self, p: usize) -> usize {
+        self.pid.get(p).map_or(p, |&q| q as usize)
+    }
+    /// The image of a mask of pids.
+    pub fn pids(&self, mask: u32) -> u32 {
+        let (mut m, mut out) = (mask, 0u32);
+        while m != 0 {
+            let p = m.trailing_zeros() as usize;
+            m &= m - 1;
+            out |= 1 << self.pid(p);
+        }
+        out
+    }
+    /// The image of a mask of nodes (bit `n + 1` for node `n`, bit 0 for `NUMA_NO_NODE`, as
+    /// the monitors keep them) given as `bit(n)`.
+    pub fn nodes(&self, mask: u32, bit: impl Fn(i32) -> u32) -> u32 {
+        let mut out = 0;
+        for n in -1..31 {
+            if mask & bit(n) != 0 {
+                out |= bit(self.node(n));
+            }
+        }
+        out
+    }
+}
+
 /// A protocol.
 pub trait Model: Sized + Send + Sync + 'static {
     /// The model's name in scenario files (`model = "..."`).
@@ -144,6 +201,11 @@ pub trait Model: Sized + Send + Sync + 'static {
     ) -> Result<Self::Config, FieldError>;
     /// Whether the kernel (scaled down) could have this configuration.
     fn validate(cfg: &Self::Config) -> Result<(), String>;
+    /// The configuration's interchangeable ids, or why there are none (see [`Symmetry`]). The
+    /// default declares none.
+    fn symmetry(_cfg: &Self::Config) -> Result<Symmetry, &'static str> {
+        Err("the model declares no symmetric ids")
+    }
 
     /// The coverage event `ev` counts as, if any.
     fn coverage(ev: &Event<Self::Event>) -> Option<Self::Coverage>;

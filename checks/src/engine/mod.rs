@@ -160,6 +160,38 @@ pub struct Options {
     /// summaries (the reference the summaries are checked against; it does not end where a
     /// loop can run for ever).
     pub history_only: bool,
+    /// Stateful engine: the reductions to apply where they are sound.
+    pub reduce: Reduce,
+}
+
+/// The stateful engine's reductions (`[explore] reduce`, `--no-reduce`): each is applied only
+/// where it is sound, and the outcome says which ran ([`StateStats`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reduce {
+    /// Symmetry between interchangeable roles (docs/model.md, "Symmetry").
+    pub symmetry: bool,
+    /// A seeded defect in a reduction, for the tests that show the soundness tests can fail.
+    pub defect: Option<ReductionDefect>,
+}
+
+impl Default for Reduce {
+    fn default() -> Self {
+        Reduce { symmetry: true, defect: None }
+    }
+}
+
+impl Reduce {
+    /// No reduction: the search as it was before reductions existed.
+    pub const NONE: Reduce = Reduce { symmetry: false, defect: None };
+    /// The reductions a scenario file or the command line may name.
+    pub const NAMES: &'static [&'static str] = &["symmetry"];
+}
+
+/// A seeded defect in a reduction (never in a user's run: only the tests set one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReductionDefect {
+    /// The canonicalisation forgets that a node's objects (`pgdat[n]`) move with the node.
+    SymmetryForgetsNodeObjects,
 }
 
 impl Default for Options {
@@ -171,6 +203,7 @@ impl Default for Options {
             progress: None,
             check_online: false,
             history_only: false,
+            reduce: Reduce::default(),
         }
     }
 }
@@ -215,6 +248,13 @@ pub struct StateStats {
     /// Why the search stopped early, if it did (a state budget, a time limit, memory).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stopped_by: Option<&'static str>,
+    /// The reductions that ran (`"none"` or `"symmetry"`).
+    pub reductions: &'static str,
+    /// The symmetry group's size (1: no symmetry reduction ran).
+    pub symmetry_group: usize,
+    /// Why symmetry reduction did not run, where it did not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub symmetry_not_applied: Option<&'static str>,
 }
 
 /// What an exploration found.

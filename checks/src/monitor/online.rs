@@ -16,7 +16,7 @@ use std::hash::Hash;
 
 use mmmodel::event::{Event, KernelEvent};
 use mmmodel::ghost::Pid;
-use mmmodel::model::{Model, Named};
+use mmmodel::model::{Model, Named, Perm};
 
 use super::{Checked, Exec};
 
@@ -41,6 +41,12 @@ pub trait Online<M: Model>: Clone + Eq + Hash + Debug + Default + Send + Sync + 
     fn step(&mut self, cfg: &M::Config, pid: Pid, ev: &Event<M::Event>, found: &mut Found<M>);
     /// Every task has finished, in final state `fin`.
     fn end(&self, cfg: &M::Config, fin: &M::Final, found: &mut Found<M>);
+    /// The state with its nodes and pids renamed by `perm` (a symmetry reduction hashes every
+    /// image of a state: docs/model.md, "Symmetry"); `None` (the default): this monitor cannot,
+    /// and symmetry is not applied.
+    fn permuted(&self, _perm: &Perm) -> Option<Self> {
+        None
+    }
 }
 
 /// Run the online form over a whole execution: the invariants of `ids` it says are violated,

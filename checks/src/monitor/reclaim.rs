@@ -57,7 +57,7 @@ use std::collections::BTreeMap;
 
 use mmmodel::event::{Event as Ev, KernelEvent as K, Wq, NUMA_NO_NODE};
 use mmmodel::ghost::Pid;
-use mmmodel::model::Named;
+use mmmodel::model::{Named, Perm};
 use mmmodel::reclaim::{
     Config, Coverage as C, Event as R, FinalState, Invariant, KswapdStall, Role, CONGESTION_WQH, KSWAPD_CONTENDED_WAIT,
     TREE_LOCK,
@@ -907,6 +907,33 @@ impl OnlineState {
 }
 
 impl super::online::Online<KswapdStall> for OnlineState {
+    fn permuted(&self, perm: &Perm) -> Option<Self> {
+        let mut tasks = vec![Waiter::default(); self.tasks.len()];
+        for (p, w) in self.tasks.iter().enumerate() {
+            let mut w = *w;
+            w.decision = w.decision.map(|n| perm.node(n as i32) as i8);
+            if let AfterEnqueue::Released { waker } = w.after {
+                w.after = AfterEnqueue::Released { waker: perm.pid(waker as usize) as u8 };
+            }
+            tasks[perm.pid(p)] = w;
+        }
+        let mut s = OnlineState {
+            owner_plus_one: 0,
+            balanced: perm.pids(self.balanced),
+            trylock_failed: perm.pids(self.trylock_failed),
+            stalled: perm.pids(self.stalled),
+            wb_delta: self.wb_delta,
+            wb_zeroed: self.wb_zeroed,
+            tasks,
+            await_scan_contended: perm.pids(self.await_scan_contended),
+            await_scan_congestion: perm.pids(self.await_scan_congestion),
+            forever_owners: perm.nodes(self.forever_owners, node_bit),
+            cleared_last: perm.nodes(self.cleared_last, node_bit),
+            balanced_last: perm.nodes(self.balanced_last, node_bit),
+        };
+        s.set_owner(perm.node(self.owner()));
+        Some(s)
+    }
     fn step(&mut self, cfg: &Config, pid: Pid, ev: &Ev<R>, found: &mut Found<KswapdStall>) {
         super::online::step_common(ev, Some(Invariant::Progress), Some(Invariant::LockReleased), found);
         if self.tasks.len() < cfg.roles.len() {

@@ -47,7 +47,7 @@ use super::{
     PageState, Variant,
 };
 use crate::ghost::Ghost;
-use crate::kernel::sched::{loop_summary, Current};
+use crate::kernel::sched::{loop_summary, Current, Summary};
 use crate::kernel::spinlock::{spin_lock, spin_trylock, spin_unlock, SpinLock};
 use crate::model::PlatformFor;
 use crate::platform::{Atomic, AtomicInt};
@@ -710,7 +710,12 @@ fn compact_finished<P: PlatformFor<Event>>(k: &Kernel<P>, cur: &Current<P>, cc: 
 /// values of the task's own `fatal_signal_pending` and `need_resched` flags that its next reads
 /// will see (their ghost copies; those reads are read-modify-writes, which see the latest
 /// value).
-fn loop_fingerprint<P: PlatformFor<Event>>(k: &Kernel<P>, cur: &Current<P>, context: u64, state: &LoopState) -> u64 {
+fn loop_fingerprint<P: PlatformFor<Event>>(
+    k: &Kernel<P>,
+    cur: &Current<P>,
+    context: u64,
+    state: &LoopState,
+) -> Summary {
     let mut h = DefaultHasher::new();
     state.hash(&mut h);
     if P::Ghost::ENABLED {

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use crate::event::{Event, KernelEvent};
 use crate::ghost::{Ghost, LoopVerdict, Pid, SleepDecision};
-use crate::platform::{Atomic, Join, Platform};
+use crate::platform::{Atomic, Join, Platform, SymTag};
 
 pub const TASK_RUNNING: u32 = 0;
 pub const TASK_INTERRUPTIBLE: u32 = 1;
@@ -63,7 +63,7 @@ impl<P: Platform> Task<P> {
     pub fn new(pid: Pid) -> Self {
         Task {
             pid,
-            state: P::AtomicU32::new(TASK_RUNNING),
+            state: P::tagged(SymTag::Pid(pid as u8), || P::AtomicU32::new(TASK_RUNNING)),
             sleep_state: std::sync::atomic::AtomicU32::new(TASK_RUNNING),
             thread: OnceLock::new(),
         }
@@ -132,11 +132,11 @@ impl<'a, P: Platform> Current<'a, P> {
     }
     /// A loop head: `false` means the checker stopped this loop (see [`Ghost::loop_head`]).
     #[inline(always)]
-    pub fn loop_head(&self, fingerprint: u64) -> bool {
+    pub fn loop_head(&self, summary: Summary) -> bool {
         if !P::Ghost::ENABLED {
             return true;
         }
-        match self.sched.ghost.loop_head(self.task.pid, fingerprint) {
+        match self.sched.ghost.loop_head(self.task.pid, summary) {
             LoopVerdict::Continue => true,
             LoopVerdict::Yield => {
                 P::yield_now();
@@ -148,7 +148,7 @@ impl<'a, P: Platform> Current<'a, P> {
     /// A checkpoint with the model's summary of this task's state (see [`Ghost::checkpoint`]);
     /// a no-op in the runtime build and under every engine but the stateful one.
     #[inline(always)]
-    pub fn checkpoint(&self, summary: u64) {
+    pub fn checkpoint(&self, summary: Summary) {
         if P::Ghost::ENABLED {
             self.sched.ghost.checkpoint(self.task.pid, summary)
         }
@@ -170,24 +170,47 @@ impl<'a, P: Platform> Current<'a, P> {
     }
 }
 
-/// A loop head's summary (see [`Ghost::loop_head`]): the loop's context (taken just before the
-/// loop), its location (a constant per loop of the model) and the hash of the locals it carries
-/// from one iteration to the next.
-///
-/// Two rounds of a 64-bit mixer (MurmurHash3's finaliser): cheap enough to call on every
-/// iteration, and every input bit reaches every output bit, as a fingerprint needs.
-#[inline]
-pub fn loop_summary(context: u64, location: u64, locals: u64) -> u64 {
-    #[inline(always)]
-    fn fmix64(mut k: u64) -> u64 {
-        k ^= k >> 33;
-        k = k.wrapping_mul(0xff51_afd7_ed55_8ccd);
-        k ^= k >> 33;
-        k = k.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
-        k ^ (k >> 33)
+/// A loop head's or checkpoint's summary (see [`Ghost::loop_head`]): the loop's context (taken
+/// just before the loop), its location (a constant per loop of the model) and the hash of the
+/// locals it carries from one iteration to the next. Kept as its three parts, so that a
+/// stateful search with symmetry reduction can rebuild it over each permuted image of the
+/// context (`locals` must then not name a node or a task: see docs/model.md, "Symmetry").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Summary {
+    pub context: u64,
+    pub location: u64,
+    pub locals: u64,
+}
+
+impl Summary {
+    /// The summary as one fingerprint, with `context` in place of its own.
+    ///
+    /// Two rounds of a 64-bit mixer (MurmurHash3's finaliser): cheap enough to call on every
+    /// iteration, and every input bit reaches every output bit, as a fingerprint needs.
+    #[inline]
+    pub fn hash_with(self, context: u64) -> u64 {
+        #[inline(always)]
+        fn fmix64(mut k: u64) -> u64 {
+            k ^= k >> 33;
+            k = k.wrapping_mul(0xff51_afd7_ed55_8ccd);
+            k ^= k >> 33;
+            k = k.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+            k ^ (k >> 33)
+        }
+        let a = fmix64(context ^ self.location.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        fmix64(a.rotate_left(29) ^ self.locals.wrapping_add(0x2545_f491_4f6c_dd1d))
     }
-    let a = fmix64(context ^ location.wrapping_mul(0x9e37_79b9_7f4a_7c15));
-    fmix64(a.rotate_left(29) ^ locals.wrapping_add(0x2545_f491_4f6c_dd1d))
+    /// The summary as one fingerprint.
+    #[inline]
+    pub fn hash(self) -> u64 {
+        self.hash_with(self.context)
+    }
+}
+
+/// The summary of a loop head or checkpoint (see [`Summary`]).
+#[inline(always)]
+pub fn loop_summary(context: u64, location: u64, locals: u64) -> Summary {
+    Summary { context, location, locals }
 }
 
 /// `set_current_state(state)`: `smp_store_mb(current->state, state)`.
@@ -313,6 +336,16 @@ fn slept_forever<P: Platform>(cur: &Current<P>) -> u64 {
 pub struct Start {
     /// Real threads only: per pid, how long after the gate the task begins.
     pub delays: Vec<Duration>,
+}
+
+/// The stateful platform's task id of pid `pid` in [`run_tasks`] of `n` tasks: the body (task 0)
+/// runs the last pid, the others are spawned in pid order.
+pub fn explorer_task(n: usize, pid: Pid) -> usize {
+    if pid + 1 == n {
+        0
+    } else {
+        pid + 1
+    }
 }
 
 /// Run `n` tasks to completion: tasks `0..n-1` on spawned threads and the last one on the

@@ -11,7 +11,7 @@ use super::sched::{
 };
 use super::spinlock::{spin_lock, spin_unlock, SpinLock};
 use crate::event::{KernelEvent, LockName, Wq};
-use crate::platform::{Atomic, AtomicInt, Platform};
+use crate::platform::{Atomic, AtomicInt, Platform, SymTag};
 
 pub struct WaitQueueHead<P: Platform> {
     pub lock: SpinLock<P>,
@@ -23,7 +23,11 @@ pub struct WaitQueueHead<P: Platform> {
 impl<P: Platform> WaitQueueHead<P> {
     /// `DECLARE_WAIT_QUEUE_HEAD(name)`.
     pub fn new(name: Wq) -> Self {
-        WaitQueueHead { lock: SpinLock::new(LockName::WaitQueue(name)), entries: P::AtomicU32::new(0), name }
+        WaitQueueHead {
+            lock: SpinLock::new(LockName::WaitQueue(name)),
+            entries: P::tagged(SymTag::PidMask, || P::AtomicU32::new(0)),
+            name,
+        }
     }
 }
 

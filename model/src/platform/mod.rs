@@ -90,6 +90,23 @@ pub trait Join: Send + 'static {
 }
 
 /// The machine the protocol runs on.
+/// How a shared object relates to the ids that a symmetry reduction permutes (docs/model.md,
+/// "Symmetry"). Protocol code wraps the creation of its objects in [`Platform::tagged`]; only
+/// the stateful platform reads the tags, every other platform compiles them away.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SymTag {
+    /// The objects created inside belong to node `n` (the fields of `pgdat[n]`): a permutation
+    /// of the nodes maps the k-th object of node `n` to the k-th object of its image.
+    Node(u8),
+    /// The objects created inside belong to task `pid` (its `task_struct`).
+    Pid(u8),
+    /// The value of the objects created inside is a node id or `NUMA_NO_NODE`
+    /// (`kswapd_exclusive`).
+    NodeValue,
+    /// The value of the objects created inside is a mask of pids (a wait queue's entries).
+    PidMask,
+}
+
 pub trait Platform: Sized + Send + Sync + 'static {
     /// Short name for reports: `std`, `loom`, `shuttle`.
     const NAME: &'static str;
@@ -125,6 +142,12 @@ pub trait Platform: Sized + Send + Sync + 'static {
     /// real threads and can tell (`None` under the explorers).
     fn thread_cpu_ns() -> Option<u64> {
         None
+    }
+    /// Runs `f`, whose objects carry `tag` (see [`SymTag`]); `f()` on every platform but the
+    /// stateful one.
+    #[inline(always)]
+    fn tagged<R>(_tag: SymTag, f: impl FnOnce() -> R) -> R {
+        f()
     }
 }
 

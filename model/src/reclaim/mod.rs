@@ -27,8 +27,8 @@ use crate::ghost::{Ghost, Pid, MAX_TASKS};
 use crate::kernel::sched::{loop_summary, Current, Sched, TimerModel};
 use crate::kernel::spinlock::SpinLock;
 use crate::kernel::wait::WaitQueueHead;
-use crate::model::{count, Counters, FieldError, Fields, Model, PlatformFor, RoleKind};
-use crate::platform::{Atomic, Platform};
+use crate::model::{count, Counters, FieldError, Fields, Model, PlatformFor, RoleKind, Symmetry};
+use crate::platform::{Atomic, Platform, SymTag};
 
 crate::named! {
     /// The posted versions of the series, and our correction.
@@ -201,7 +201,13 @@ impl<P: PlatformFor<Event>> Kernel<P> {
     pub fn new(cfg: Config, ghost: Arc<P::Ghost>) -> Self {
         let sched = Sched::new(cfg.roles.len(), cfg.timer, ghost);
         let pgdat = (0..cfg.nr_nodes() as i32)
-            .map(|node_id| Pgdat { node_id, flags: P::AtomicU32::new(0), kswapd_asleep: P::AtomicBool::new(false) })
+            .map(|node_id| {
+                P::tagged(SymTag::Node(node_id as u8), || Pgdat {
+                    node_id,
+                    flags: P::AtomicU32::new(0),
+                    kswapd_asleep: P::AtomicBool::new(false),
+                })
+            })
             .collect();
         let mut congested = 0;
         let bdi = cfg
@@ -217,7 +223,7 @@ impl<P: PlatformFor<Event>> Kernel<P> {
             .collect();
         Kernel {
             sched,
-            kswapd_exclusive: P::AtomicI32::new(NUMA_NO_NODE),
+            kswapd_exclusive: P::tagged(SymTag::NodeValue, || P::AtomicI32::new(NUMA_NO_NODE)),
             kswapd_contended_wait: WaitQueueHead::new(KSWAPD_CONTENDED_WAIT),
             pgdat,
             mapping: AddressSpace { tree_lock: SpinLock::new(TREE_LOCK), nrpages: P::AtomicU64::new(INITIAL_NRPAGES) },
@@ -402,6 +408,49 @@ impl Model for KswapdStall {
     fn validate(cfg: &Config) -> Result<(), String> {
         Self::validate_threads(cfg)?;
         Self::allocators_have_kswapds(cfg).map_err(|(_, m)| m)
+    }
+
+    /// Kswapds of different nodes are interchangeable when they have the same keys, no other
+    /// role names their node, and neither runs on the body task (which also boots the kernel
+    /// and joins the others). Every object of a node is created under `SymTag::Node`, every
+    /// task's under `SymTag::Pid`, `kswapd_exclusive` holds a node and the wait queues' entries
+    /// pids; the mutations are the same on every node.
+    fn symmetry(cfg: &Config) -> Result<Symmetry, &'static str> {
+        let nodes = cfg.nr_nodes();
+        let last = cfg.roles.len() - 1;
+        let mut pid_of_node = vec![None; nodes];
+        let mut keys: Vec<Option<(u32, u32, bool)>> = vec![None; nodes];
+        for (pid, r) in cfg.roles.iter().enumerate() {
+            if let Role::Kswapd { node, batches, pages, balances } = *r {
+                if pid != last {
+                    pid_of_node[node as usize] = Some(pid as u8);
+                    keys[node as usize] = Some((batches, pages, balances));
+                }
+            }
+        }
+        for r in &cfg.roles {
+            if let Role::Allocator { node, .. } | Role::DirectReclaim { node, .. } = *r {
+                keys[node as usize] = None;
+            }
+        }
+        let mut orbits: Vec<Vec<u8>> = Vec::new();
+        let mut seen: Vec<(u32, u32, bool)> = Vec::new();
+        for k in keys.iter().flatten() {
+            if seen.contains(k) {
+                continue;
+            }
+            seen.push(*k);
+            let orbit: Vec<u8> = (0..nodes).filter(|&n| keys[n] == Some(*k)).map(|n| n as u8).collect();
+            if orbit.len() >= 2 {
+                orbits.push(orbit);
+            }
+        }
+        if orbits.is_empty() {
+            return Err(
+                "no two kswapds are interchangeable (same keys, no other role naming their node, not the last thread)",
+            );
+        }
+        Ok(Symmetry { nodes, tasks: cfg.roles.len(), orbits, pid_of_node })
     }
 
     fn coverage(ev: &Ev<Event>) -> Option<Coverage> {

@@ -16,6 +16,8 @@ use std::hash::{Hash, Hasher};
 
 use mmmodel::event::Event;
 use mmmodel::ghost::{Ghost, LoopVerdict, Pid, SleepDecision};
+use mmmodel::kernel::sched::Summary;
+use mmmodel::model::Perm;
 use mmmodel::platform::stateful;
 
 use crate::monitor::online::{Found, Online};
@@ -97,11 +99,13 @@ pub(crate) struct StatefulGhost<M: Checked> {
     /// Loop heads replace a task's history by the model's loop summary (off: the fingerprint
     /// keeps every task's whole history, the reference the summaries are checked against).
     summaries: bool,
+    /// The symmetry group's elements but the identity (empty: no symmetry reduction).
+    perms: Vec<Perm>,
     inner: OneThread<Inner<M>>,
 }
 
 impl<M: Checked> StatefulGhost<M> {
-    pub fn new(cfg: M::Config, summaries: bool) -> Self {
+    pub fn new(cfg: M::Config, summaries: bool, perms: Vec<Perm>) -> Self {
         let tasks = M::roles(&cfg).len();
         let inner = Inner {
             mode: Mode::Explore,
@@ -115,7 +119,7 @@ impl<M: Checked> StatefulGhost<M> {
             loops: vec![0; tasks],
             record: None,
         };
-        StatefulGhost { cfg, tasks, summaries, inner: OneThread(RefCell::new(inner)) }
+        StatefulGhost { cfg, tasks, summaries, perms, inner: OneThread(RefCell::new(inner)) }
     }
 
     fn lock(&self) -> RefMut<'_, Inner<M>> {
@@ -154,6 +158,20 @@ impl<M: Checked> StatefulGhost<M> {
         g.online.hash(&mut h);
         h.write_u32(g.finished);
         h.write_u32(g.sleeping);
+        h.write_u8(g.aborted as u8 | (g.mutation_reached as u8) << 1);
+        h.finish()
+    }
+
+    /// The ghost's part of the fingerprint of the state's image under element `k` of the
+    /// symmetry group (as [`StatefulGhost::state_hash`], over the renamed state).
+    pub fn state_hash_image(&self, k: usize) -> u64 {
+        let g = self.lock();
+        let p = &self.perms[k];
+        let online = g.online.permuted(p).expect("symmetry is applied only to monitors that permute");
+        let mut h = Fx::default();
+        online.hash(&mut h);
+        h.write_u32(p.pids(g.finished));
+        h.write_u32(p.pids(g.sleeping));
         h.write_u8(g.aborted as u8 | (g.mutation_reached as u8) << 1);
         h.finish()
     }
@@ -227,7 +245,7 @@ impl<M: Checked> Ghost for StatefulGhost<M> {
         }
     }
 
-    fn loop_head(&self, pid: Pid, fingerprint: u64) -> LoopVerdict {
+    fn loop_head(&self, pid: Pid, summary: Summary) -> LoopVerdict {
         let mut g = self.lock();
         if g.mode == Mode::FastForward {
             g.loops[pid] += 1;
@@ -239,7 +257,7 @@ impl<M: Checked> Ghost for StatefulGhost<M> {
         // The loop summary replaces the task's history: iterations that reach the same loop
         // state are the same state, and a loop that can run for ever closes a cycle.
         if self.summaries {
-            stateful::reset_local(fingerprint);
+            stateful::reset_local_summary(summary);
         }
         LoopVerdict::Continue
     }
@@ -248,10 +266,10 @@ impl<M: Checked> Ghost for StatefulGhost<M> {
         stateful::local()
     }
 
-    fn checkpoint(&self, _pid: Pid, summary: u64) {
+    fn checkpoint(&self, _pid: Pid, summary: Summary) {
         // As at a loop head: the summary replaces the history (never stops or yields).
         if self.summaries && self.lock().mode != Mode::FastForward {
-            stateful::reset_local(summary);
+            stateful::reset_local_summary(summary);
         }
     }
 
@@ -262,10 +280,10 @@ impl<M: Checked> Ghost for StatefulGhost<M> {
             0 => SleepDecision::Park,
             unpark => SleepDecision::Abort { unpark: unpark & !(1 << pid) },
         };
-        stateful::observe(match d {
-            SleepDecision::Park => u64::MAX,
-            SleepDecision::Abort { unpark } => unpark as u64,
-        });
+        match d {
+            SleepDecision::Park => stateful::observe(u64::MAX),
+            SleepDecision::Abort { unpark } => stateful::observe_pids(unpark),
+        }
         d
     }
 
@@ -277,7 +295,7 @@ impl<M: Checked> Ghost for StatefulGhost<M> {
         let mut g = self.lock();
         g.finished |= 1 << pid;
         let unpark = self.settle(&mut g);
-        stateful::observe(unpark as u64);
+        stateful::observe_pids(unpark);
         unpark
     }
 

@@ -13,7 +13,8 @@ use mmmodel::platform::stateful::{self, RunEnd, SchedPoint, StackPool, TaskId};
 use mmmodel::platform::Stateful;
 
 use super::ghost::{Mode, StatefulGhost};
-use crate::engine::{Engine, Found, Options, Outcome, Progress, Replay, StateStats};
+use super::symmetry;
+use crate::engine::{Engine, Found, Options, Outcome, Progress, ReductionDefect, Replay, StateStats};
 use crate::monitor::online::Found as OnlineFound;
 use crate::monitor::{self, Checked, Exec, Violation};
 use crate::spec::Spec;
@@ -131,6 +132,12 @@ struct Dfs<'a, M: Checked> {
     first_violation: BTreeMap<&'static str, u64>,
     target: Option<Target>,
     stopped_by: Option<&'static str>,
+    /// Under symmetry: each element's map of the runtime's tasks, to close the task masks of a
+    /// component under the group (docs/model.md, "Symmetry": progress).
+    task_maps: Vec<Vec<u8>>,
+    /// Under symmetry, a component of the quotient graph may hold a fair cycle: the search
+    /// stops, and is run again without symmetry to decide it exactly.
+    refuted: bool,
 }
 
 pub(super) struct Search<'a, M: Checked> {
@@ -142,6 +149,8 @@ pub(super) struct Search<'a, M: Checked> {
     start: Instant,
     last_progress: Instant,
     error: Option<String>,
+    symmetry_group: usize,
+    symmetry_not_applied: Option<&'static str>,
 }
 
 /// Bytes the visited table takes per slot of capacity (key, value, control byte).
@@ -167,6 +176,17 @@ pub fn available_memory() -> u64 {
     limit.map_or(machine, |mib| machine.min(mib.saturating_mul(1 << 20)))
 }
 
+/// The image of a mask of tasks under a map of the tasks.
+fn map_mask(map: &[u8], mask: u32) -> u32 {
+    let (mut m, mut out) = (mask, 0u32);
+    while m != 0 {
+        let t = m.trailing_zeros() as usize;
+        m &= m - 1;
+        out |= 1 << map.get(t).map_or(t as u32, |&u| u as u32);
+    }
+    out
+}
+
 fn lowest(mask: u32) -> TaskId {
     mask.trailing_zeros() as TaskId
 }
@@ -174,15 +194,24 @@ fn lowest(mask: u32) -> TaskId {
 impl<'a, M: Checked> Search<'a, M> {
     pub fn new(spec: &'a Spec<M>, engine: Engine, opts: &'a Options, max_states: Option<u64>) -> Self {
         let now = Instant::now();
+        let group = symmetry::group(spec, opts);
+        let mut pool = StackPool::new();
+        let mut images = group.images.clone();
+        if opts.reduce.defect == Some(ReductionDefect::SymmetryForgetsNodeObjects) {
+            pool.seed_symmetry_defect_forget_node_objects();
+        }
+        pool.set_symmetry(&std::mem::take(&mut images));
         Search {
+            symmetry_group: group.size(),
+            symmetry_not_applied: group.not_applied,
             spec,
             opts,
             engine,
             runner: Runner {
                 cfg: Arc::new(spec.cfg.clone()),
-                ghost: Arc::new(StatefulGhost::new(spec.cfg.clone(), !opts.history_only)),
+                ghost: Arc::new(StatefulGhost::new(spec.cfg.clone(), !opts.history_only, group.perms)),
                 fin: Arc::new(Mutex::new(None)),
-                pool: StackPool::new(),
+                pool,
                 executions: 0,
             },
             st: Dfs {
@@ -201,6 +230,8 @@ impl<'a, M: Checked> Search<'a, M> {
                 first_violation: BTreeMap::new(),
                 target: None,
                 stopped_by: None,
+                task_maps: group.images.iter().map(|i| i.task.clone()).collect(),
+                refuted: false,
             },
             start: now,
             last_progress: now,
@@ -213,7 +244,12 @@ impl<M: Checked> Dfs<'_, M> {
     /// The whole state at a scheduling point.
     fn fingerprint(p: &SchedPoint<'_>, ghost: &StatefulGhost<M>) -> u64 {
         let runtime = if ghost.summaries() { p.fingerprint() } else { p.fingerprint_keeping_finished() };
-        mix(runtime, ghost.state_hash())
+        let mut fp = mix(runtime, ghost.state_hash());
+        // Symmetry: the least fingerprint over the state's images (its orbit's representative).
+        for k in 0..p.symmetry_images() {
+            fp = fp.min(mix(p.fingerprint_image(k), ghost.state_hash_image(k)));
+        }
+        fp
     }
 
     /// The checked invariants among what the online monitors found.
@@ -302,7 +338,7 @@ impl<M: Checked> Dfs<'_, M> {
             g.set_mode(Mode::FastForward);
             lowest(enabled)
         };
-        if self.target.is_some() || self.stopped_by.is_some() {
+        if self.target.is_some() || self.stopped_by.is_some() || self.refuted {
             return stop(g, ff);
         }
         if let Some(&index) = self.visited.get(&fp) {
@@ -381,7 +417,24 @@ impl<M: Checked> Dfs<'_, M> {
             }
             // A fair cycle: the component has a transition inside it, and every task either
             // moves inside it or is disabled somewhere in it (weak fairness).
-            if moves != 0 && (moves | disabled) & self.tasks_mask == self.tasks_mask {
+            // Under symmetry the component is a component of the quotient graph, whose states
+            // were explored from arbitrary members of their orbits: a real fair cycle through
+            // it moves or disables, at each of its states, the image of a task the component
+            // records. Closing both masks under the group never misses one; a component that
+            // passes the closed check is decided again without symmetry.
+            let (mut cm, mut cd) = (moves, disabled);
+            for map in &self.task_maps {
+                cm |= map_mask(map, moves);
+                cd |= map_mask(map, disabled);
+            }
+            if !self.task_maps.is_empty() {
+                if moves != 0
+                    && (cm | cd) & self.tasks_mask == self.tasks_mask
+                    && self.spec.invariants.contains(&M::PROGRESS)
+                {
+                    self.refuted = true;
+                }
+            } else if moves != 0 && (moves | disabled) & self.tasks_mask == self.tasks_mask {
                 let inv = M::PROGRESS.name();
                 if self.spec.invariants.contains(&M::PROGRESS) {
                     self.count_violations(&[inv]);
@@ -471,7 +524,7 @@ impl<M: Checked> Search<'_, M> {
             if !ff {
                 self.st.ended(&end, fin.as_ref(), &self.runner.ghost);
             }
-            if self.st.target.is_some() || self.st.stopped_by.is_some() {
+            if self.st.target.is_some() || self.st.stopped_by.is_some() || self.st.refuted {
                 return;
             }
             // Backtrack to the deepest state with a transition left to explore.
@@ -484,7 +537,7 @@ impl<M: Checked> Search<'_, M> {
                     break;
                 }
                 self.st.pop_frame();
-                if self.st.target.is_some() {
+                if self.st.target.is_some() || self.st.refuted {
                     return;
                 }
             }
@@ -708,7 +761,8 @@ impl<M: Checked> Search<'_, M> {
         }
     }
 
-    pub fn run(mut self) -> Outcome {
+    /// The search's outcome, and whether symmetry must be switched off to decide `progress`.
+    pub fn run(mut self) -> (Outcome, bool) {
         let mut found = None;
         if let Some(Replay::Schedule { choices, cycle }) = self.opts.replay.clone() {
             let r = self.record(&choices, cycle);
@@ -716,7 +770,7 @@ impl<M: Checked> Search<'_, M> {
             found = Some(self.report(r, choices, cycle));
         } else {
             self.dfs();
-            if self.error.is_none() {
+            if self.error.is_none() && !self.st.refuted {
                 let what = match &self.st.target {
                     Some(Target::Safety { invariant, .. }) => Some(*invariant),
                     Some(Target::Cycle { .. }) => Some(M::PROGRESS.name()),
@@ -741,8 +795,11 @@ impl<M: Checked> Search<'_, M> {
             memory_bytes: self.st.memory_bytes(),
             collision_probability: n * (n - 1.0).max(0.0) / 2f64.powi(65),
             stopped_by: self.st.stopped_by,
+            reductions: if self.symmetry_group > 1 { "symmetry" } else { "none" },
+            symmetry_group: self.symmetry_group,
+            symmetry_not_applied: self.symmetry_not_applied,
         };
-        Outcome {
+        let outcome = Outcome {
             engine: self.engine,
             executions: self.runner.executions,
             seconds: self.start.elapsed().as_secs_f64(),
@@ -755,7 +812,8 @@ impl<M: Checked> Search<'_, M> {
             // The online monitors are this engine's only monitors: nothing to compare.
             online_checked: 0,
             stats: Some(stats),
-        }
+        };
+        (outcome, self.st.refuted)
     }
 }
 

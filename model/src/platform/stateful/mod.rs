@@ -116,11 +116,11 @@ use core::sync::atomic::Ordering;
 use core::time::Duration;
 
 pub use rt::{
-    current_task, in_execution, local, observe, reset_local, run, Chooser, LockId, ObjId, Op, RunEnd, SchedPoint,
-    StackPool, TaskId, MAX_TASKS,
+    current_task, in_execution, local, observe, observe_pids, reset_local, reset_local_summary, run, Chooser, LockId,
+    ObjId, Op, RunEnd, SchedPoint, StackPool, SymImage, TaskId, MAX_TASKS,
 };
 
-use super::{Atomic, AtomicInt, Join, Platform, RawSpinLock};
+use super::{Atomic, AtomicInt, Join, Platform, RawSpinLock, SymTag};
 use crate::ghost::Ghost;
 
 /// The stateful runtime, with the checker's ghost `G`.
@@ -344,5 +344,8 @@ impl<G: Ghost> Platform for Stateful<G> {
     }
     fn yield_now() {
         rt::yield_now()
+    }
+    fn tagged<R>(tag: SymTag, f: impl FnOnce() -> R) -> R {
+        rt::tagged(tag, f)
     }
 }

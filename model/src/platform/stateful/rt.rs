@@ -21,6 +21,9 @@ use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 
+use crate::kernel::sched::Summary;
+use crate::platform::SymTag;
+
 /// A task's index: the execution body is task 0, spawned tasks follow in creation order.
 pub type TaskId = usize;
 /// A shared object's index in the execution's object table (creation order).
@@ -215,6 +218,8 @@ pub(crate) struct Rt {
     chooser_panic: Option<Box<dyn Any + Send>>,
     stacks: Vec<DefaultStack>,
     stack_size: usize,
+    /// The symmetry group's tables and the per-image local hashes (empty without symmetry).
+    sym: Sym,
 }
 
 thread_local! {
@@ -398,6 +403,7 @@ impl Rt {
             chooser_panic: None,
             stacks: Vec::new(),
             stack_size,
+            sym: Sym::default(),
         }
     }
 
@@ -532,6 +538,9 @@ unsafe fn yield_point(rt: *mut Rt, t: TaskId, op: Op) -> bool {
         let s = &mut (&mut *rt).tasks[t];
         s.op = op;
         s.local = mix(s.local, op.code());
+        if !(*rt).sym.images.is_empty() {
+            sym_fold_op(rt, t, op);
+        }
     }
     if (*rt).teardown || std::thread::panicking() {
         return false;
@@ -555,10 +564,26 @@ unsafe fn yield_point(rt: *mut Rt, t: TaskId, op: Op) -> bool {
     true
 }
 
+/// Folds `v`, a value of kind `kind`, into task `t`'s local hash (and, with symmetry, its
+/// image under each permutation into that image's local hash).
 #[inline(always)]
-unsafe fn fold(rt: *mut Rt, t: TaskId, v: u64) {
+unsafe fn fold(rt: *mut Rt, t: TaskId, v: u64, kind: Kind) {
     let s = &mut (&mut *rt).tasks[t];
     s.local = mix(s.local, v);
+    if !(*rt).sym.images.is_empty() {
+        sym_fold(rt, t, v, kind);
+    }
+}
+
+/// The kind of object `o`'s values.
+#[inline(always)]
+unsafe fn kind_of(rt: *mut Rt, o: ObjId) -> Kind {
+    let r = &*rt;
+    if r.sym.images.is_empty() {
+        Kind::Plain
+    } else {
+        r.sym.meta[o as usize].kind
+    }
 }
 
 // ---- operations (called by the platform's object types) ----------------------------------------
@@ -571,6 +596,7 @@ pub(crate) fn obj_new(v: u64) -> (ObjId, u32) {
         let i = r.objs.len();
         r.objs.push(v);
         r.shared ^= obj_term(i, v);
+        r.sym.meta.push(ObjMeta { family: r.sym.family, kind: r.sym.kind });
         (i as ObjId, r.epoch)
     }
 }
@@ -582,7 +608,7 @@ pub(crate) fn obj_load(o: ObjId, epoch: u32) -> u64 {
     unsafe {
         yield_point(rt, t, Op::Load(o));
         let v = (&mut *rt).objs[o as usize];
-        fold(rt, t, v);
+        fold(rt, t, v, kind_of(rt, o));
         v
     }
 }
@@ -606,7 +632,7 @@ pub(crate) fn obj_rmw(o: ObjId, epoch: u32, f: impl FnOnce(u64) -> u64) -> u64 {
         yield_point(rt, t, Op::Rmw(o));
         let old = (&mut *rt).objs[o as usize];
         (&mut *rt).set_obj(o as usize, f(old));
-        fold(rt, t, old);
+        fold(rt, t, old, kind_of(rt, o));
         old
     }
 }
@@ -622,8 +648,8 @@ pub(crate) fn obj_cas(o: ObjId, epoch: u32, current: u64, new: u64) -> Result<u6
         if ok {
             (&mut *rt).set_obj(o as usize, new);
         }
-        fold(rt, t, old);
-        fold(rt, t, ok as u64);
+        fold(rt, t, old, kind_of(rt, o));
+        fold(rt, t, ok as u64, Kind::Plain);
         if ok {
             Ok(old)
         } else {
@@ -638,6 +664,9 @@ pub(crate) fn lock_new() -> (LockId, u32) {
     unsafe {
         let r = &mut *rt;
         r.locks.push(NO_OWNER);
+        if r.sym.family != Family::Global {
+            r.sym.family_locks = true;
+        }
         ((r.locks.len() - 1) as LockId, r.epoch)
     }
 }
@@ -672,7 +701,7 @@ pub(crate) fn lock_try(l: LockId, epoch: u32) -> bool {
             r.locks[l as usize] = t as u8;
             r.shared ^= lock_term(l as usize, t);
         }
-        fold(rt, t, free as u64);
+        fold(rt, t, free as u64, Kind::Plain);
         free
     }
 }
@@ -750,7 +779,10 @@ pub(crate) fn spawn<F: FnOnce() + 'static>(f: F) -> (TaskId, u32) {
             co: Some(co),
             yielder: ptr::null(),
         });
-        fold(rt, t, id as u64);
+        sym_spawned(rt, id);
+        // Plain under symmetry too: only the spawner uses the id, to join (docs/model.md,
+        // "Symmetry", says why that is sound).
+        fold(rt, t, id as u64, Kind::Plain);
         (id, (*rt).epoch)
     }
 }
@@ -767,7 +799,24 @@ pub(crate) fn current() -> (TaskId, u32) {
 pub fn reset_local(summary: u64) {
     let (rt, t) = enter();
     // SAFETY: live runtime, short borrow.
-    unsafe { (&mut *rt).tasks[t].local = mix(TAG_RESET, summary) }
+    unsafe {
+        assert!((*rt).sym.images.is_empty(), "stateful runtime: reset_local under symmetry (use reset_local_summary)");
+        (&mut *rt).tasks[t].local = mix(TAG_RESET, summary)
+    }
+}
+
+/// [`reset_local`] with the model's summary in its parts: under symmetry, each image's local
+/// hash is reset to the summary rebuilt over that image of the context (the context must be a
+/// value [`local`] returned to this task).
+pub fn reset_local_summary(summary: Summary) {
+    let (rt, t) = enter();
+    // SAFETY: live runtime, short borrows.
+    unsafe {
+        (&mut *rt).tasks[t].local = mix(TAG_RESET, summary.hash());
+        if !(*rt).sym.images.is_empty() {
+            sym_reset(rt, t, summary);
+        }
+    }
 }
 
 /// The current task's local hash: everything it has observed and done so far (or, since its
@@ -775,14 +824,47 @@ pub fn reset_local(summary: u64) {
 pub fn local() -> u64 {
     let (rt, t) = enter();
     // SAFETY: live runtime, short borrow.
-    unsafe { (&*rt).tasks[t].local }
+    unsafe {
+        if !(*rt).sym.images.is_empty() {
+            sym_save_context(rt, t);
+        }
+        (&*rt).tasks[t].local
+    }
 }
 
 /// Folds `v` into the current task's local hash (a value the ghost hands to model code).
 pub fn observe(v: u64) {
     let (rt, t) = enter();
     // SAFETY: live runtime.
-    unsafe { fold(rt, t, v) }
+    unsafe { fold(rt, t, v, Kind::Plain) }
+}
+
+/// [`observe`] of a mask of pids (a ghost's answer that names tasks).
+pub fn observe_pids(mask: u32) {
+    let (rt, t) = enter();
+    // SAFETY: live runtime.
+    unsafe { fold(rt, t, mask as u64, Kind::PidMask) }
+}
+
+/// Runs `f`; the objects it creates carry `tag` (see [`crate::platform::SymTag`]).
+pub fn tagged<R>(tag: SymTag, f: impl FnOnce() -> R) -> R {
+    let (rt, _) = enter();
+    // SAFETY: live runtime, short borrows that end before and after `f`.
+    let saved = unsafe {
+        let s = &mut (&mut *rt).sym;
+        let saved = (s.family, s.kind);
+        match tag {
+            SymTag::Node(n) => s.family = Family::Node(n),
+            SymTag::Pid(p) => s.family = Family::Pid(p),
+            SymTag::NodeValue => s.kind = Kind::NodeValue,
+            SymTag::PidMask => s.kind = Kind::PidMask,
+        }
+        saved
+    };
+    let r = f();
+    // SAFETY: as above.
+    unsafe { ((&mut *rt).sym.family, (&mut *rt).sym.kind) = saved };
+    r
 }
 
 /// A task's coroutine, on a pooled stack.
@@ -844,6 +926,7 @@ impl Drop for Teardown<'_> {
             r.tasks.clear();
             r.objs.clear();
             r.locks.clear();
+            r.sym.clear_execution();
             r.chooser = None;
             r.chooser_panic = None;
             r.next = None;
@@ -893,6 +976,7 @@ pub fn run<F: FnOnce() + 'static>(pool: &mut StackPool, body: F, chooser: &mut d
             co: Some(co),
             yielder: ptr::null(),
         });
+        sym_spawned(rt, 0);
         schedule(rt)
     };
     drop(guard);
@@ -940,5 +1024,318 @@ unsafe fn schedule(rt: *mut Rt) -> RunEnd {
                 }
             }
         }
+    }
+}
+
+// ---- symmetry ---------------------------------------------------------------------------------
+
+/// One element of a symmetry group, as the checker gives it ([`StackPool::set_symmetry`]): where
+/// it maps each node, each pid and each task of the runtime (ids past a map's end map to
+/// themselves).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SymImage {
+    pub node: Vec<u8>,
+    pub pid: Vec<u8>,
+    pub task: Vec<u8>,
+}
+
+/// Which ids an object belongs to.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+enum Family {
+    #[default]
+    Global,
+    Node(u8),
+    Pid(u8),
+}
+
+/// What an object's values are.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) enum Kind {
+    #[default]
+    Plain,
+    NodeValue,
+    PidMask,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct ObjMeta {
+    family: Family,
+    kind: Kind,
+}
+
+/// An element of the group in the runtime's terms.
+struct Image {
+    node: [u8; 32],
+    pid: [u8; 32],
+    task: [u8; MAX_TASKS],
+    /// The task whose image is the task at each index.
+    task_inv: [u8; MAX_TASKS],
+    /// Each object's image (valid for the first `Sym::mapped` objects).
+    obj: Vec<u32>,
+}
+
+/// The symmetry state of the runtime: the group (kept from one execution to the next) and, for
+/// the running execution, the objects' tags, the images' object maps, each task's local hash
+/// under each image, and the contexts [`local`] handed out.
+#[derive(Default)]
+pub(crate) struct Sym {
+    images: Vec<Image>,
+    family: Family,
+    kind: Kind,
+    meta: Vec<ObjMeta>,
+    family_locks: bool,
+    mapped: usize,
+    /// `locals[t * images.len() + k]`: task `t`'s local hash under image `k`.
+    locals: Vec<u64>,
+    /// Saved contexts, `2 + images.len()` words each: task, context, its image under each element.
+    ctx: Vec<u64>,
+    /// A seeded defect (tests only): node objects are left where they are by every image.
+    forget_node_objects: bool,
+}
+
+impl Sym {
+    fn clear_execution(&mut self) {
+        self.family = Family::Global;
+        self.kind = Kind::Plain;
+        self.meta.clear();
+        self.family_locks = false;
+        self.mapped = 0;
+        self.locals.clear();
+        self.ctx.clear();
+    }
+
+    /// Builds the images' object maps for every object created so far.
+    #[cold]
+    fn map_objects(&mut self) {
+        assert!(
+            !self.family_locks,
+            "stateful runtime: symmetry: a lock was created inside a node's or a task's family (locks are not permuted)"
+        );
+        let n = self.meta.len();
+        // The members of each family, in creation order, and each object's rank in its family.
+        let mut members: Vec<(Family, Vec<u32>)> = Vec::new();
+        let mut rank = vec![0usize; n];
+        for (i, m) in self.meta.iter().enumerate() {
+            if m.family == Family::Global {
+                continue;
+            }
+            let pos = match members.iter().position(|(f, _)| *f == m.family) {
+                Some(p) => p,
+                None => {
+                    members.push((m.family, Vec::new()));
+                    members.len() - 1
+                }
+            };
+            rank[i] = members[pos].1.len();
+            members[pos].1.push(i as u32);
+        }
+        for img in &mut self.images {
+            img.obj.clear();
+            for (i, m) in self.meta.iter().enumerate() {
+                let target = match m.family {
+                    Family::Node(_) if self.forget_node_objects => {
+                        img.obj.push(i as u32);
+                        continue;
+                    }
+                    Family::Global => {
+                        img.obj.push(i as u32);
+                        continue;
+                    }
+                    Family::Node(x) => Family::Node(img.node[x as usize]),
+                    Family::Pid(x) => Family::Pid(img.pid[x as usize]),
+                };
+                let image = members.iter().find(|(f, _)| *f == target).and_then(|(_, v)| v.get(rank[i]).copied());
+                match image {
+                    Some(o) => img.obj.push(o),
+                    None => panic!(
+                        "stateful runtime: symmetry: object {i} of {:?} has no image in {target:?} (the families differ)",
+                        m.family
+                    ),
+                }
+            }
+        }
+        self.mapped = n;
+    }
+
+    #[inline]
+    fn value(img: &Image, kind: Kind, v: u64) -> u64 {
+        match kind {
+            Kind::Plain => v,
+            Kind::NodeValue => {
+                let x = v as u32 as i32;
+                if (0..32).contains(&x) {
+                    img.node[x as usize] as u32 as u64
+                } else {
+                    v
+                }
+            }
+            Kind::PidMask => {
+                let (mut m, mut out) = (v as u32, 0u32);
+                while m != 0 {
+                    let p = m.trailing_zeros();
+                    m &= m - 1;
+                    out |= 1 << img.pid[p as usize];
+                }
+                (v & !0xffff_ffff) | out as u64
+            }
+        }
+    }
+
+    #[inline]
+    fn op(img: &Image, op: Op) -> Op {
+        match op {
+            Op::Load(o) => Op::Load(img.obj[o as usize]),
+            Op::Store(o) => Op::Store(img.obj[o as usize]),
+            Op::Rmw(o) => Op::Rmw(img.obj[o as usize]),
+            Op::Unpark(t) => Op::Unpark(img.task[t] as TaskId),
+            Op::Join(t) => Op::Join(img.task[t] as TaskId),
+            other => other,
+        }
+    }
+}
+
+impl StackPool {
+    /// The symmetry group the next executions canonicalise over: its elements other than the
+    /// identity (none: no symmetry, the default).
+    pub fn set_symmetry(&mut self, images: &[SymImage]) {
+        let rt = self.rt.get_or_insert_with(|| {
+            // SAFETY: a fresh allocation, owned by the pool from here on.
+            unsafe { NonNull::new_unchecked(Box::into_raw(Box::new(Rt::new(self.stack_size)))) }
+        });
+        let ident = |v: &[u8], i: usize| v.get(i).copied().unwrap_or(i as u8);
+        let images = images
+            .iter()
+            .map(|s| {
+                let mut img = Image {
+                    node: core::array::from_fn(|i| ident(&s.node, i)),
+                    pid: core::array::from_fn(|i| ident(&s.pid, i)),
+                    task: core::array::from_fn(|i| ident(&s.task, i)),
+                    task_inv: [0; MAX_TASKS],
+                    obj: Vec::new(),
+                };
+                for (t, &u) in img.task.iter().enumerate() {
+                    img.task_inv[u as usize] = t as u8;
+                }
+                img
+            })
+            .collect();
+        // SAFETY: the pool owns the block; no execution is running (`run` borrows the pool).
+        unsafe { rt.as_mut().sym.images = images };
+    }
+
+    /// Seeds a defect in the symmetry reduction, for the test that shows the soundness tests
+    /// catch one: every image leaves the nodes' objects (`pgdat[n]`) where they are.
+    #[doc(hidden)]
+    pub fn seed_symmetry_defect_forget_node_objects(&mut self) {
+        self.set_symmetry(&[]);
+        // SAFETY: as in `set_symmetry`.
+        unsafe { self.rt.expect("set_symmetry allocates the runtime").as_mut().sym.forget_node_objects = true };
+    }
+}
+
+impl SchedPoint<'_> {
+    /// Elements of the symmetry group besides the identity (0: no symmetry).
+    pub fn symmetry_images(&self) -> usize {
+        self.rt.sym.images.len()
+    }
+    /// The fingerprint of this state's image under element `k` of the symmetry group (with
+    /// [`SchedPoint::fingerprint`]'s rules: finished tasks' histories left out).
+    pub fn fingerprint_image(&self, k: usize) -> u64 {
+        let r = self.rt;
+        let sym = &r.sym;
+        let img = &sym.images[k];
+        assert!(sym.mapped == r.objs.len(), "stateful runtime: symmetry: objects created after the last yield point");
+        let mut shared = 0;
+        for (i, &v) in r.objs.iter().enumerate() {
+            shared ^= obj_term(img.obj[i] as usize, Sym::value(img, sym.meta[i].kind, v));
+        }
+        for (l, &o) in r.locks.iter().enumerate() {
+            if o != NO_OWNER {
+                shared ^= lock_term(l, img.task[o as usize] as usize);
+            }
+        }
+        let g = sym.images.len();
+        let n = r.tasks.len();
+        let mut h = shared ^ (n as u64).wrapping_mul(P2);
+        for pos in 0..n {
+            let t = img.task_inv[pos] as usize;
+            let s = &r.tasks[t];
+            let (status, local) = if r.finished & (1 << t) != 0 {
+                (FINISHED_CODE, 0)
+            } else {
+                (Sym::op(img, s.op).code() ^ (s.token as u64) << 4, sym.locals[t * g + k])
+            };
+            h = mix(h ^ status, local);
+        }
+        fmix64(h)
+    }
+}
+
+#[inline]
+unsafe fn sym_ready(rt: *mut Rt) -> &'static mut Sym {
+    let r = &mut *rt;
+    if r.sym.mapped != r.objs.len() {
+        r.sym.map_objects();
+    }
+    // SAFETY (of the lifetime): the caller's borrow ends before any switch.
+    &mut *(&mut r.sym as *mut Sym)
+}
+
+#[inline(never)]
+unsafe fn sym_fold_op(rt: *mut Rt, t: TaskId, op: Op) {
+    let sym = sym_ready(rt);
+    let g = sym.images.len();
+    for k in 0..g {
+        let code = Sym::op(&sym.images[k], op).code();
+        let l = &mut sym.locals[t * g + k];
+        *l = mix(*l, code);
+    }
+}
+
+#[inline(never)]
+unsafe fn sym_fold(rt: *mut Rt, t: TaskId, v: u64, kind: Kind) {
+    let sym = sym_ready(rt);
+    let g = sym.images.len();
+    for k in 0..g {
+        let w = Sym::value(&sym.images[k], kind, v);
+        let l = &mut sym.locals[t * g + k];
+        *l = mix(*l, w);
+    }
+}
+
+/// Task `id` was created: its local hash under each image starts as the image task's would.
+unsafe fn sym_spawned(rt: *mut Rt, id: TaskId) {
+    let sym = &mut (&mut *rt).sym;
+    let g = sym.images.len();
+    if g == 0 {
+        return;
+    }
+    debug_assert_eq!(sym.locals.len(), id * g);
+    for k in 0..g {
+        let image = sym.images[k].task[id] as u64;
+        sym.locals.push(mix(TAG_INIT, image));
+    }
+}
+
+unsafe fn sym_save_context(rt: *mut Rt, t: TaskId) {
+    let r = &mut *rt;
+    let g = r.sym.images.len();
+    let local = r.tasks[t].local;
+    r.sym.ctx.push(t as u64);
+    r.sym.ctx.push(local);
+    let (ctx, locals) = (&mut r.sym.ctx, &r.sym.locals);
+    ctx.extend_from_slice(&locals[t * g..t * g + g]);
+}
+
+unsafe fn sym_reset(rt: *mut Rt, t: TaskId, summary: Summary) {
+    let sym = &mut (&mut *rt).sym;
+    let g = sym.images.len();
+    let w = 2 + g;
+    let at = sym.ctx.chunks_exact(w).rposition(|e| e[0] == t as u64 && e[1] == summary.context).unwrap_or_else(|| {
+        panic!("stateful runtime: symmetry: a summary's context was not taken by loop_context in this task")
+    });
+    for k in 0..g {
+        let ctx = sym.ctx[at * w + 2 + k];
+        sym.locals[t * g + k] = mix(TAG_RESET, summary.hash_with(ctx));
     }
 }

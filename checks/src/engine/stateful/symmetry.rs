@@ -1,0 +1,165 @@
+//! Symmetry reduction for the stateful engine: the group of permutations of a configuration's
+//! interchangeable nodes (as the model declares them, [`mmmodel::model::Symmetry`]) and when it
+//! may be applied. The search stores, for every state, the least fingerprint over the state's
+//! images under the group (docs/model.md, "Symmetry", argues why that is sound for safety).
+
+use mmmodel::kernel::sched::explorer_task;
+use mmmodel::model::{Perm, Symmetry};
+use mmmodel::platform::stateful::SymImage;
+
+use crate::engine::Options;
+use crate::monitor::online::Online;
+use crate::monitor::Checked;
+use crate::spec::Spec;
+
+/// Most elements of the group the search canonicalises over (4! = 24: one running hash per
+/// element per task, one fingerprint per element per state). Larger orbits are cut to a
+/// subgroup, which is sound, only less of a reduction.
+pub const MAX_GROUP: usize = 24;
+
+/// The group the search runs with.
+pub(super) struct Group {
+    /// Its elements but the identity, in the model's terms and in the runtime's.
+    pub perms: Vec<Perm>,
+    pub images: Vec<SymImage>,
+    /// Why there is none, if there is none.
+    pub not_applied: Option<&'static str>,
+}
+
+impl Group {
+    pub fn size(&self) -> usize {
+        self.perms.len() + 1
+    }
+    fn none(why: &'static str) -> Group {
+        Group { perms: Vec::new(), images: Vec::new(), not_applied: Some(why) }
+    }
+}
+
+/// The group for `spec` under `opts`, or why none applies.
+pub(super) fn group<M: Checked>(spec: &Spec<M>, opts: &Options) -> Group {
+    if !opts.reduce.symmetry {
+        return Group::none("not asked for (reduce = [] or --no-reduce)");
+    }
+    if opts.history_only {
+        return Group::none("the history-only reference search keeps every task's history");
+    }
+    if opts.replay.is_some() {
+        return Group::none("a replay follows one schedule");
+    }
+    let sym = match M::symmetry(&spec.cfg) {
+        Ok(s) => s,
+        Err(why) => return Group::none(why),
+    };
+    let perms = elements(&sym);
+    if perms.is_empty() {
+        return Group::none("no two kswapds are interchangeable");
+    }
+    if M::Online::default().permuted(&perms[0]).is_none() {
+        return Group::none("the model's monitors do not say how to permute their state");
+    }
+    let images = perms
+        .iter()
+        .map(|p| {
+            let mut task: Vec<u8> = (0..sym.tasks as u8).collect();
+            for pid in 0..sym.tasks {
+                task[explorer_task(sym.tasks, pid)] = explorer_task(sym.tasks, p.pid(pid)) as u8;
+            }
+            SymImage { node: p.node.clone(), pid: p.pid.clone(), task }
+        })
+        .collect();
+    Group { perms, images, not_applied: None }
+}
+
+/// Every element of the product of the symmetric groups of `sym`'s orbits (cut to at most
+/// [`MAX_GROUP`] elements), but the identity.
+pub fn elements(sym: &Symmetry) -> Vec<Perm> {
+    let mut orbits = sym.orbits.clone();
+    orbits.sort_by_key(|o| std::cmp::Reverse(o.len()));
+    let mut size = 1usize;
+    let mut kept: Vec<Vec<u8>> = Vec::new();
+    for o in orbits {
+        let mut k = o.len();
+        while k >= 2 && size * factorial(k) > MAX_GROUP {
+            k -= 1;
+        }
+        if k >= 2 {
+            size *= factorial(k);
+            kept.push(o[..k].to_vec());
+        }
+    }
+    let ident = Perm { node: (0..sym.nodes as u8).collect(), pid: (0..sym.tasks as u8).collect() };
+    let mut all = vec![ident.clone()];
+    for orbit in &kept {
+        let mut next = Vec::new();
+        for p in &all {
+            for order in permutations(orbit) {
+                let mut q = p.clone();
+                for (i, &n) in orbit.iter().enumerate() {
+                    q.node[n as usize] = order[i];
+                }
+                next.push(q);
+            }
+        }
+        all = next;
+    }
+    for p in &mut all {
+        p.pid = ident.pid.clone();
+        for n in 0..sym.nodes {
+            if let (Some(from), Some(to)) = (sym.pid_of_node[n], sym.pid_of_node[p.node[n] as usize]) {
+                p.pid[from as usize] = to;
+            }
+        }
+    }
+    all.retain(|p| *p != ident);
+    all
+}
+
+fn factorial(k: usize) -> usize {
+    (1..=k).product()
+}
+
+fn permutations(items: &[u8]) -> Vec<Vec<u8>> {
+    if items.len() <= 1 {
+        return vec![items.to_vec()];
+    }
+    let mut out = Vec::new();
+    for i in 0..items.len() {
+        let mut rest = items.to_vec();
+        let x = rest.remove(i);
+        for mut p in permutations(&rest) {
+            p.insert(0, x);
+            out.push(p);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sym(orbits: Vec<Vec<u8>>, nodes: usize) -> Symmetry {
+        let pid_of_node = (0..nodes as u8).map(Some).collect();
+        Symmetry { nodes, tasks: nodes + 1, orbits, pid_of_node }
+    }
+
+    #[test]
+    fn groups_are_products_of_the_orbits_cut_to_24() {
+        assert_eq!(elements(&sym(vec![vec![1, 2]], 3)).len() + 1, 2);
+        assert_eq!(elements(&sym(vec![vec![0, 1, 2]], 3)).len() + 1, 6);
+        assert_eq!(elements(&sym(vec![vec![0, 1, 2, 3]], 4)).len() + 1, 24);
+        // 5! = 120 is cut to the subgroup of 4 of the nodes.
+        assert_eq!(elements(&sym(vec![vec![0, 1, 2, 3, 4]], 5)).len() + 1, 24);
+        assert_eq!(elements(&sym(vec![vec![0, 1], vec![2, 3]], 4)).len() + 1, 4);
+        // Every element is a bijection that moves pids with their nodes.
+        for p in elements(&sym(vec![vec![0, 1, 2]], 3)) {
+            let mut seen = p.node.clone();
+            seen.sort_unstable();
+            assert_eq!(seen, vec![0, 1, 2]);
+            for n in 0..3 {
+                assert_eq!(p.pid[n], p.node[n]);
+            }
+            assert_eq!(p.pid[3], 3, "the task with no node stays");
+        }
+    }
+}
