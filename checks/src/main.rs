@@ -53,8 +53,8 @@ enum Cmd {
         /// first one where they disagree with the trace monitors.
         #[arg(long)]
         check_online: bool,
-        /// The stateful engine's search with no reduction (no symmetry), whatever the
-        /// scenario's `[explore] reduce` says.
+        /// The stateful engine's search with no reduction (no symmetry, no partial-order reduction),
+        /// whatever the scenario's `[explore] reduce` says.
         #[arg(long)]
         no_reduce: bool,
         /// Also write one self-contained HTML page per violation and DIR/index.html (see
@@ -571,9 +571,14 @@ fn table_row(r: &Report, w: &Widths) -> String {
         "all c11+sc".to_string()
     } else {
         r.runs.first().map_or("-".to_string(), |run| {
-            // A reduction that ran says so (`stateful sym2 sc`: symmetry, a group of 2).
+            // A reduction that ran says so (`stateful sym2 por sc`: symmetry, a group of 2, and
+            // partial-order reduction).
             let reduced = match run.outcome.stats {
-                Some(st) if st.symmetry_group > 1 => format!(" sym{}", st.symmetry_group),
+                Some(st) => {
+                    let sym = if st.symmetry_group > 1 { format!(" sym{}", st.symmetry_group) } else { String::new() };
+                    let por = if st.reductions.ends_with("por") { " por" } else { "" };
+                    format!("{sym}{por}")
+                }
                 _ => String::new(),
             };
             format!("{}{reduced} {}", run.outcome.engine.short(), run.outcome.engine.memory_model())

@@ -820,8 +820,10 @@ fn explore_table(ctx: &mut Ctx, ex: &Table) -> Option<Explore> {
                 ctx.push(ctx.err(e.span(), "explore.reduce", format!("\"{name}\" is named twice")));
             } else {
                 named.push(name);
-                if name == "symmetry" {
-                    r.symmetry = true;
+                match name {
+                    "symmetry" => r.symmetry = true,
+                    "por" => r.por = true,
+                    _ => unreachable!("Reduce::NAMES"),
                 }
             }
         }

@@ -650,3 +650,24 @@ fn the_stateful_engines_keys_are_checked_and_named_with_their_table() {
     assert_eq!(e.field.as_deref(), Some("explore.max_states"), "{e}");
     assert!(e.message.contains("only the stateful engine stores states"), "{e}");
 }
+
+#[test]
+fn reduce_entries_are_checked_and_named_with_their_table() {
+    let stateful = GOOD.replace("engine = \"loom\"\npreemption_bound = 2", "engine = \"stateful\"");
+    let with = |key: &str| stateful.replace("engine = \"stateful\"", &format!("engine = \"stateful\"\n{key}"));
+    for ok in ["reduce = []", "reduce = [\"symmetry\"]", "reduce = [\"por\"]", "reduce = [\"por\", \"symmetry\"]"] {
+        parse(Path::new("s.toml"), &with(ok)).unwrap_or_else(|e| panic!("{ok}: {e}"));
+    }
+    // An unknown reduction, on its line, naming the field with its table and the known ones.
+    let e = err(&with("reduce = [\"symmetry\", \"ample\"]"));
+    assert_eq!((e.line, e.field.as_deref()), (Some(17), Some("explore.reduce")), "{e}");
+    assert!(e.message.contains("unknown reduction \"ample\"") && e.message.contains("symmetry, por"), "{e}");
+    // One named twice.
+    let e = err(&with("reduce = [\"por\", \"por\"]"));
+    assert_eq!((e.line, e.field.as_deref()), (Some(17), Some("explore.reduce")), "{e}");
+    assert!(e.message.contains("\"por\" is listed twice"), "{e}");
+    // Only the stateful engine reduces.
+    let e = err(&GOOD.replace("preemption_bound = 2", "preemption_bound = 2\nreduce = [\"por\"]"));
+    assert_eq!(e.field.as_deref(), Some("explore.reduce"), "{e}");
+    assert!(e.message.contains("only the stateful engine reduces"), "{e}");
+}

@@ -206,6 +206,15 @@ pub trait Model: Sized + Send + Sync + 'static {
     fn symmetry(_cfg: &Self::Config) -> Result<Symmetry, &'static str> {
         Err("the model declares no symmetric ids")
     }
+    /// Whether the stateful engine's partial-order reduction may apply to this configuration,
+    /// or why not. It may only if every dependency between two tasks' steps goes through the
+    /// platform (an object, a lock, a park token, a join) or the ghost (events, sleep and exit
+    /// bookkeeping), so that the engine sees it; model state that one task writes outside the
+    /// platform and another reads (or that a loop summary reads) would hide a dependency.
+    /// The default declares nothing, and the reduction is not applied.
+    fn partial_order(_cfg: &Self::Config) -> Result<(), &'static str> {
+        Err("the model does not declare that every dependency between tasks goes through the platform")
+    }
 
     /// The coverage event `ev` counts as, if any.
     fn coverage(ev: &Event<Self::Event>) -> Option<Self::Coverage>;

@@ -170,21 +170,24 @@ pub struct Options {
 pub struct Reduce {
     /// Symmetry between interchangeable roles (docs/model.md, "Symmetry").
     pub symmetry: bool,
+    /// Partial-order reduction by sleep sets, for searches that check no `progress`
+    /// (docs/model.md, "Partial-order reduction").
+    pub por: bool,
     /// A seeded defect in a reduction, for the tests that show the soundness tests can fail.
     pub defect: Option<ReductionDefect>,
 }
 
 impl Default for Reduce {
     fn default() -> Self {
-        Reduce { symmetry: true, defect: None }
+        Reduce { symmetry: true, por: true, defect: None }
     }
 }
 
 impl Reduce {
     /// No reduction: the search as it was before reductions existed.
-    pub const NONE: Reduce = Reduce { symmetry: false, defect: None };
+    pub const NONE: Reduce = Reduce { symmetry: false, por: false, defect: None };
     /// The reductions a scenario file or the command line may name.
-    pub const NAMES: &'static [&'static str] = &["symmetry"];
+    pub const NAMES: &'static [&'static str] = &["symmetry", "por"];
 }
 
 /// A seeded defect in a reduction (never in a user's run: only the tests set one).
@@ -192,6 +195,13 @@ impl Reduce {
 pub enum ReductionDefect {
     /// The canonicalisation forgets that a node's objects (`pgdat[n]`) move with the node.
     SymmetryForgetsNodeObjects,
+    /// Sleep sets that forget the runtime's part of the independence relation: two steps on
+    /// the same object (one a write), the same lock, or a park and its unpark, taken as
+    /// independent.
+    PorIgnoresObjects,
+    /// Sleep sets that take two steps with ghost events as independent without checking that
+    /// the online monitors reach the same state in either order.
+    PorIgnoresGhost,
 }
 
 impl Default for Options {
@@ -248,13 +258,21 @@ pub struct StateStats {
     /// Why the search stopped early, if it did (a state budget, a time limit, memory).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stopped_by: Option<&'static str>,
-    /// The reductions that ran (`"none"` or `"symmetry"`).
+    /// The reductions that ran (`"none"`, `"symmetry"`, `"por"` or `"symmetry+por"`).
     pub reductions: &'static str,
     /// The symmetry group's size (1: no symmetry reduction ran).
     pub symmetry_group: usize,
     /// Why symmetry reduction did not run, where it did not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub symmetry_not_applied: Option<&'static str>,
+    /// Why partial-order reduction did not run, where it did not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub por_not_applied: Option<&'static str>,
+    /// Partial-order reduction: enabled transitions not taken because they were in the
+    /// state's sleep set, and visits of a stored state that explored transitions its first
+    /// visit had left asleep.
+    pub slept: u64,
+    pub revisits: u64,
 }
 
 /// What an exploration found.

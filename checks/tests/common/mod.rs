@@ -83,3 +83,38 @@ pub fn scenario_test(rel: &str, family: &str) {
         assert_eq!(replayed.violations, original.violations, "{rel}: replay {token} gave different violations");
     }
 }
+
+/// A kswapd-stall scenario of the given kswapds (batches, balances), extras and parameters, for
+/// the reductions' generated comparisons.
+pub fn kswapd_config(
+    kswapds: &[(u32, bool)],
+    allocator: Option<usize>,
+    direct: Option<usize>,
+    variant: &str,
+    mutation: Option<&str>,
+    anytime: bool,
+) -> String {
+    let mut t = format!("model = \"kswapd-stall\"\nvariant = \"{variant}\"\n");
+    if let Some(m) = mutation {
+        t += &format!("mutation = \"{m}\"\n");
+    }
+    for (n, (batches, balances)) in kswapds.iter().enumerate() {
+        t += &format!("\n[[thread]]\nrole = \"kswapd\"\nnode = {n}\nbatches = {batches}\nbalances = {balances}\n");
+    }
+    if let Some(n) = direct {
+        t += &format!("\n[[thread]]\nrole = \"direct-reclaim\"\nnode = {n}\n");
+    }
+    t += "\n[[thread]]\nrole = \"writer\"\n";
+    if let Some(n) = allocator {
+        t += &format!("\n[[thread]]\nrole = \"allocator\"\nnode = {n}\n");
+    }
+    t += &format!("\n[params]\ntimeout = \"{}\"\n", if anytime { "any-time" } else { "never" });
+    t += "\n[explore]\nengine = \"stateful\"\n\n[expect]\nverdict = \"pass\"\n";
+    t
+}
+
+/// 2 or 3 kswapds of 1 or 2 batches, most of them balancing.
+pub fn kswapds() -> impl proptest::strategy::Strategy<Value = Vec<(u32, bool)>> {
+    use proptest::prelude::*;
+    prop::collection::vec((1u32..=2, prop::bool::weighted(0.8)), 2..=3)
+}

@@ -81,7 +81,25 @@ struct Inner<M: Checked> {
     mutation_reached: bool,
     loops: Vec<u32>,
     record: Option<Vec<(Pid, Event<M::Event>)>>,
+    /// Partial-order reduction: what the transition being explored did to the ghost (its
+    /// events, and [`TOUCH_SLEEPERS`] / [`TOUCH_WOKEN`]), kept only in [`Mode::Explore`].
+    por: bool,
+    step_events: StepEvents<M>,
+    step_touch: u8,
 }
+
+/// A step read or wrote the ghost's sleep and exit bookkeeping as a whole (`untimed_sleep`,
+/// `task_exit`, `aborted`: they read every task's bit).
+pub(crate) const TOUCH_SLEEPERS: u8 = 1;
+/// A step woke a sleeper (`woken`: clears one task's bit).
+pub(crate) const TOUCH_WOKEN: u8 = 2;
+
+/// The events one step emitted, each with its task.
+pub(crate) type StepEvents<M> = Vec<(Pid, Event<<M as mmmodel::model::Model>::Event>)>;
+
+/// What a step's events do to the online monitors from one state: the state they reach, and
+/// the invariants and derived coverage they report (sorted names).
+type Effect<M> = (<M as Checked>::Online, Vec<&'static str>, Vec<&'static str>);
 
 /// Interior mutability for state that only one OS thread ever touches.
 struct OneThread<T>(RefCell<T>);
@@ -118,6 +136,9 @@ impl<M: Checked> StatefulGhost<M> {
             mutation_reached: false,
             loops: vec![0; tasks],
             record: None,
+            por: false,
+            step_events: Vec::new(),
+            step_touch: 0,
         };
         StatefulGhost { cfg, tasks, summaries, perms, inner: OneThread(RefCell::new(inner)) }
     }
@@ -139,6 +160,46 @@ impl<M: Checked> StatefulGhost<M> {
         g.mutation_reached = false;
         g.loops.iter_mut().for_each(|l| *l = 0);
         g.record = record.then(Vec::new);
+        g.step_events.clear();
+        g.step_touch = 0;
+    }
+
+    /// Partial-order reduction: keep what each explored step does to the ghost.
+    pub fn set_por(&self, on: bool) {
+        self.lock().por = on;
+    }
+
+    /// The events and ghost bookkeeping of the step explored since the last call.
+    pub fn take_step(&self) -> (StepEvents<M>, u8) {
+        let mut g = self.lock();
+        let touch = std::mem::take(&mut g.step_touch);
+        (std::mem::take(&mut g.step_events), touch)
+    }
+
+    /// The online monitors' state now.
+    pub fn online(&self) -> M::Online {
+        self.lock().online.clone()
+    }
+
+    fn effect(&self, from: &M::Online, first: &[(Pid, Event<M::Event>)], then: &[(Pid, Event<M::Event>)]) -> Effect<M> {
+        use mmmodel::model::Named;
+        let mut s = from.clone();
+        let mut found = Found::<M>::default();
+        for (pid, ev) in first.iter().chain(then) {
+            s.step(&self.cfg, *pid, ev, &mut found);
+        }
+        let mut v: Vec<&'static str> = found.violated.iter().map(|i| i.name()).collect();
+        let mut d: Vec<&'static str> = found.derived.iter().map(|c| c.name()).collect();
+        v.sort_unstable();
+        d.sort_unstable();
+        (s, v, d)
+    }
+
+    /// Whether two steps' events commute on the online monitors from state `from`: either
+    /// order reaches the same monitor state and reports the same violations and derived
+    /// coverage (what the partial-order reduction's independence needs of the ghost).
+    pub fn commute(&self, from: &M::Online, a: &[(Pid, Event<M::Event>)], b: &[(Pid, Event<M::Event>)]) -> bool {
+        a.is_empty() || b.is_empty() || self.effect(from, a, b) == self.effect(from, b, a)
     }
 
     /// Whether loop heads and checkpoints replace histories (off: the history-only reference,
@@ -238,6 +299,9 @@ impl<M: Checked> Ghost for StatefulGhost<M> {
                 if let Some(c) = M::coverage(&ev) {
                     g.coverage.push(c);
                 }
+                if g.por {
+                    g.step_events.push((pid, ev.clone()));
+                }
             }
         }
         if let Some(r) = &mut g.record {
@@ -275,6 +339,7 @@ impl<M: Checked> Ghost for StatefulGhost<M> {
 
     fn untimed_sleep(&self, pid: Pid) -> SleepDecision {
         let mut g = self.lock();
+        g.step_touch |= TOUCH_SLEEPERS;
         g.sleeping |= 1 << pid;
         let d = match self.settle(&mut g) {
             0 => SleepDecision::Park,
@@ -288,11 +353,14 @@ impl<M: Checked> Ghost for StatefulGhost<M> {
     }
 
     fn woken(&self, pid: Pid) {
-        self.lock().sleeping &= !(1 << pid);
+        let mut g = self.lock();
+        g.sleeping &= !(1 << pid);
+        g.step_touch |= TOUCH_WOKEN;
     }
 
     fn task_exit(&self, pid: Pid) -> u32 {
         let mut g = self.lock();
+        g.step_touch |= TOUCH_SLEEPERS;
         g.finished |= 1 << pid;
         let unpark = self.settle(&mut g);
         stateful::observe_pids(unpark);
@@ -300,7 +368,10 @@ impl<M: Checked> Ghost for StatefulGhost<M> {
     }
 
     fn aborted(&self) -> bool {
-        let a = self.lock().aborted;
+        let mut g = self.lock();
+        g.step_touch |= TOUCH_SLEEPERS;
+        let a = g.aborted;
+        drop(g);
         stateful::observe(a as u64);
         a
     }

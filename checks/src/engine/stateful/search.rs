@@ -9,10 +9,10 @@ use std::time::{Duration, Instant};
 
 use mmmodel::kernel::sched::Start;
 use mmmodel::model::{run, Named};
-use mmmodel::platform::stateful::{self, RunEnd, SchedPoint, StackPool, TaskId};
+use mmmodel::platform::stateful::{self, Op, RunEnd, SchedPoint, StackPool, TaskId};
 use mmmodel::platform::Stateful;
 
-use super::ghost::{Mode, StatefulGhost};
+use super::ghost::{Mode, StatefulGhost, StepEvents, TOUCH_SLEEPERS};
 use super::symmetry;
 use crate::engine::{Engine, Found, Options, Outcome, Progress, ReductionDefect, Replay, StateStats};
 use crate::monitor::online::Found as OnlineFound;
@@ -56,6 +56,65 @@ struct Frame {
     moves: u32,
     /// Position on the Tarjan stack.
     tpos: usize,
+}
+
+/// A step's footprint changes what every other step sees (it started or ended a task, or made
+/// an object or a lock): dependent on everything.
+const TOUCH_GLOBAL: u8 = 4;
+
+/// A transition as the partial-order reduction sees it: the task, the op it performs (its
+/// pending op at the state it leaves), the events it emitted and the ghost bookkeeping it
+/// touched. A transition asleep in a state is the same step as when it was taken (every step
+/// since was independent of it), so this footprint, taken when it ran, stays its footprint.
+struct Step<M: Checked> {
+    task: u8,
+    op: Option<Op>,
+    events: StepEvents<M>,
+    touch: u8,
+}
+
+impl<M: Checked> Clone for Step<M> {
+    fn clone(&self) -> Self {
+        Step { task: self.task, op: self.op, events: self.events.clone(), touch: self.touch }
+    }
+}
+
+/// A state on the partial-order reduced search's path (no Tarjan: it checks no `progress`).
+struct PFrame<M: Checked> {
+    /// Tasks whose transition from here is still to explore.
+    todo: u32,
+    chosen: u8,
+    /// The state's sleep set: transitions an equivalent path has already taken.
+    sleep: Vec<Step<M>>,
+    /// Transitions explored from here so far (asleep in the states their successors reach).
+    done: Vec<Step<M>>,
+    /// The online monitors at this state, every task's pending op, and the shape of the
+    /// runtime (tasks, objects, locks) and the finished tasks.
+    online: M::Online,
+    ops: Vec<Option<Op>>,
+    shape: (usize, usize, usize, u32),
+}
+
+/// Whether two ops of different tasks commute and neither enables or disables the other:
+/// not the same object with a write, not the same lock, not a park and its unpark.
+fn ops_independent(ta: u8, a: Option<Op>, tb: u8, b: Option<Op>) -> bool {
+    let (Some(a), Some(b)) = (a, b) else { return false };
+    if let (Some(x), Some(y)) = (a.object(), b.object()) {
+        if x == y && (a.is_write() || b.is_write()) {
+            return false;
+        }
+    }
+    if a.lock().is_some() && a.lock() == b.lock() {
+        return false;
+    }
+    match (a, b) {
+        (Op::Park, Op::Unpark(u)) => u as u8 != ta,
+        (Op::Unpark(u), Op::Park) => u as u8 != tb,
+        (Op::Unpark(u), Op::Unpark(v)) => u != v,
+        (Op::Join(u), _) => u as u8 != tb,
+        (_, Op::Join(u)) => u as u8 != ta,
+        _ => true,
+    }
 }
 
 /// A state on Tarjan's stack (its component is not complete yet).
@@ -138,6 +197,15 @@ struct Dfs<'a, M: Checked> {
     /// Under symmetry, a component of the quotient graph may hold a fair cycle: the search
     /// stops, and is run again without symmetry to decide it exactly.
     refuted: bool,
+    /// Partial-order reduction (sleep sets with state caching; the visited table keeps each
+    /// state's sleep set, as a mask in the canonical state's task names).
+    por: bool,
+    pframes: Vec<PFrame<M>>,
+    /// The inverse of each element's task map (canonical names back to the state's own).
+    inv_maps: Vec<Vec<u8>>,
+    slept: u64,
+    revisits: u64,
+    defect: Option<ReductionDefect>,
 }
 
 pub(super) struct Search<'a, M: Checked> {
@@ -151,6 +219,7 @@ pub(super) struct Search<'a, M: Checked> {
     error: Option<String>,
     symmetry_group: usize,
     symmetry_not_applied: Option<&'static str>,
+    por_not_applied: Option<&'static str>,
 }
 
 /// Bytes the visited table takes per slot of capacity (key, value, control byte).
@@ -201,15 +270,31 @@ impl<'a, M: Checked> Search<'a, M> {
             pool.seed_symmetry_defect_forget_node_objects();
         }
         pool.set_symmetry(&std::mem::take(&mut images));
+        let por = por_applies(spec, opts);
+        let symmetry_group = group.size();
+        let ghost = StatefulGhost::new(spec.cfg.clone(), !opts.history_only, group.perms);
+        ghost.set_por(por.is_ok());
+        let task_maps: Vec<Vec<u8>> = group.images.iter().map(|i| i.task.clone()).collect();
+        let inv_maps = task_maps
+            .iter()
+            .map(|m| {
+                let mut inv: Vec<u8> = (0..m.len() as u8).collect();
+                for (t, &u) in m.iter().enumerate() {
+                    inv[u as usize] = t as u8;
+                }
+                inv
+            })
+            .collect();
         Search {
-            symmetry_group: group.size(),
+            por_not_applied: por.err(),
+            symmetry_group,
             symmetry_not_applied: group.not_applied,
             spec,
             opts,
             engine,
             runner: Runner {
                 cfg: Arc::new(spec.cfg.clone()),
-                ghost: Arc::new(StatefulGhost::new(spec.cfg.clone(), !opts.history_only, group.perms)),
+                ghost: Arc::new(ghost),
                 fin: Arc::new(Mutex::new(None)),
                 pool,
                 executions: 0,
@@ -230,8 +315,14 @@ impl<'a, M: Checked> Search<'a, M> {
                 first_violation: BTreeMap::new(),
                 target: None,
                 stopped_by: None,
-                task_maps: group.images.iter().map(|i| i.task.clone()).collect(),
+                task_maps,
                 refuted: false,
+                por: por.is_ok(),
+                pframes: Vec::new(),
+                inv_maps,
+                slept: 0,
+                revisits: 0,
+                defect: opts.reduce.defect,
             },
             start: now,
             last_progress: now,
@@ -240,16 +331,46 @@ impl<'a, M: Checked> Search<'a, M> {
     }
 }
 
+/// Whether the partial-order reduction applies to `spec` under `opts`, or why not.
+fn por_applies<M: Checked>(spec: &Spec<M>, opts: &Options) -> Result<(), &'static str> {
+    if !opts.reduce.por {
+        return Err("not asked for (reduce without \"por\", or --no-reduce)");
+    }
+    if opts.history_only {
+        return Err("the history-only reference search explores every transition");
+    }
+    if opts.replay.is_some() {
+        return Err("a replay follows one schedule");
+    }
+    M::partial_order(&spec.cfg)?;
+    if spec.invariants.contains(&M::PROGRESS) {
+        return Err(
+            "progress is checked: its fair cycles are decided on the whole state graph, every transition explored",
+        );
+    }
+    Ok(())
+}
+
 impl<M: Checked> Dfs<'_, M> {
     /// The whole state at a scheduling point.
     fn fingerprint(p: &SchedPoint<'_>, ghost: &StatefulGhost<M>) -> u64 {
+        Self::fingerprint_image(p, ghost).0
+    }
+
+    /// The fingerprint, and the group element whose image it is (`None`: the identity).
+    fn fingerprint_image(p: &SchedPoint<'_>, ghost: &StatefulGhost<M>) -> (u64, Option<usize>) {
         let runtime = if ghost.summaries() { p.fingerprint() } else { p.fingerprint_keeping_finished() };
         let mut fp = mix(runtime, ghost.state_hash());
+        let mut which = None;
         // Symmetry: the least fingerprint over the state's images (its orbit's representative).
         for k in 0..p.symmetry_images() {
-            fp = fp.min(mix(p.fingerprint_image(k), ghost.state_hash_image(k)));
+            let f = mix(p.fingerprint_image(k), ghost.state_hash_image(k));
+            if f < fp {
+                fp = f;
+                which = Some(k);
+            }
         }
-        fp
+        (fp, which)
     }
 
     /// The checked invariants among what the online monitors found.
@@ -290,6 +411,9 @@ impl<M: Checked> Dfs<'_, M> {
 
     /// The schedule of the search path (the choice taken at every state on it).
     fn path(&self) -> Vec<u8> {
+        if self.por {
+            return self.pframes.iter().map(|f| f.chosen).collect();
+        }
         self.frames.iter().map(|f| f.chosen).collect()
     }
 
@@ -306,6 +430,116 @@ impl<M: Checked> Dfs<'_, M> {
         self.visited.capacity() as u64 * BYTES_PER_SLOT
             + (self.frames.capacity() * std::mem::size_of::<Frame>()) as u64
             + (self.tstack.capacity() * std::mem::size_of::<TEntry>()) as u64
+            + (self.pframes.capacity() * std::mem::size_of::<PFrame<M>>()) as u64
+    }
+
+    /// A task mask in the canonical state's task names (`k`: the element whose image the
+    /// canonical state is), and back.
+    fn to_canonical(&self, mask: u32, k: Option<usize>) -> u32 {
+        k.map_or(mask, |k| map_mask(&self.task_maps[k], mask))
+    }
+    fn canonical_to_own(&self, mask: u32, k: Option<usize>) -> u32 {
+        k.map_or(mask, |k| map_mask(&self.inv_maps[k], mask))
+    }
+
+    /// Whether the sleeping step `a` and the step `b` just taken, both from the state of
+    /// `from`, are independent there.
+    fn independent(&self, a: &Step<M>, b: &Step<M>, from: &PFrame<M>, g: &StatefulGhost<M>) -> bool {
+        if (a.touch | b.touch) & TOUCH_GLOBAL != 0 {
+            return false;
+        }
+        let (ta, tb) = (a.touch, b.touch);
+        if (ta & TOUCH_SLEEPERS != 0 && tb != 0) || (tb & TOUCH_SLEEPERS != 0 && ta != 0) {
+            return false;
+        }
+        if self.defect != Some(ReductionDefect::PorIgnoresObjects) && !ops_independent(a.task, a.op, b.task, b.op) {
+            return false;
+        }
+        self.defect == Some(ReductionDefect::PorIgnoresGhost) || g.commute(&from.online, &a.events, &b.events)
+    }
+
+    /// The chooser at a scheduling point reached by a new transition, under partial-order
+    /// reduction: sleep sets with state caching (Godefroid, "Partial-Order Methods for the
+    /// Verification of Concurrent Systems", 1996, chapter 5). A state is explored with the
+    /// transitions not in its sleep set; the visited table keeps the sleep set it was explored
+    /// with, and a later visit with a smaller sleep set explores what the first one left
+    /// asleep. Every reachable state is still visited; transitions are saved.
+    fn arrive_por(&mut self, p: &SchedPoint<'_>, g: &StatefulGhost<M>, ff: &mut bool) -> TaskId {
+        let (fp, image) = Self::fingerprint_image(p, g);
+        let enabled = p.enabled();
+        let shape = (p.num_tasks(), p.num_objects(), p.num_locks(), p.finished());
+        if self.next_index > 0 {
+            let (found, cov) = g.take();
+            let ids = self.account(found, cov);
+            self.found(&ids);
+        }
+        let stop = |g: &StatefulGhost<M>, ff: &mut bool| {
+            *ff = true;
+            g.set_mode(Mode::FastForward);
+            lowest(enabled)
+        };
+        // The sleep set of this state: the parent's sleeping and explored transitions that are
+        // independent of the one just taken.
+        let mut sleep: Vec<Step<M>> = Vec::new();
+        if let Some(top) = self.pframes.last() {
+            let (events, mut touch) = g.take_step();
+            let t = top.chosen;
+            let (tasks, objects, locks, finished) = top.shape;
+            if (tasks, objects, locks) != (shape.0, shape.1, shape.2) || (shape.3 & !finished) != 0 {
+                touch |= TOUCH_GLOBAL;
+            }
+            let step = Step { task: t, op: top.ops[t as usize], events, touch };
+            for a in top.sleep.iter().chain(&top.done) {
+                if self.independent(a, &step, top, g) {
+                    sleep.push(a.clone());
+                }
+            }
+            self.pframes.last_mut().expect("a frame").done.push(step);
+        }
+        if self.target.is_some() || self.stopped_by.is_some() {
+            return stop(g, ff);
+        }
+        let asleep = sleep.iter().fold(0u32, |m, a| m | 1 << a.task) & enabled;
+        let canonical = self.to_canonical(asleep, image);
+        let todo = match self.visited.get(&fp).copied() {
+            Some(stored) => {
+                // Explored before with sleep set `stored`: explore what it left asleep and
+                // this visit does not.
+                let left = stored & !canonical;
+                if left == 0 {
+                    return stop(g, ff);
+                }
+                self.visited.insert(fp, stored & canonical);
+                self.revisits += 1;
+                self.canonical_to_own(left, image) & enabled
+            }
+            None => {
+                if let Err(why) = self.reserve() {
+                    self.stopped_by = Some(why);
+                    return stop(g, ff);
+                }
+                self.next_index += 1;
+                self.visited.insert(fp, canonical);
+                self.slept += asleep.count_ones() as u64;
+                enabled & !asleep
+            }
+        };
+        if todo == 0 {
+            return stop(g, ff);
+        }
+        let first = lowest(todo);
+        self.pframes.push(PFrame {
+            todo: todo & !(1 << first),
+            chosen: first as u8,
+            sleep,
+            done: Vec::new(),
+            online: g.online(),
+            ops: (0..shape.0).map(|t| p.pending(t as TaskId)).collect(),
+            shape,
+        });
+        self.max_depth = self.max_depth.max(self.pframes.len());
+        g.set_mode(Mode::Explore);
+        first
     }
 
     /// Make room for one more state, or say why not.
@@ -398,6 +632,36 @@ impl<M: Checked> Dfs<'_, M> {
         self.found(&ids);
     }
 
+    /// Pop the states whose transitions are all explored, and choose the next transition of
+    /// the deepest one that has one left; `false` if none has (or the search must stop).
+    fn backtrack(&mut self) -> bool {
+        if self.por {
+            while let Some(top) = self.pframes.last_mut() {
+                if top.todo != 0 {
+                    let t = top.todo.trailing_zeros();
+                    top.todo &= !(1 << t);
+                    top.chosen = t as u8;
+                    return true;
+                }
+                self.pframes.pop();
+            }
+            return false;
+        }
+        loop {
+            let Some(top) = self.frames.last_mut() else { return false };
+            if top.todo != 0 {
+                let t = top.todo.trailing_zeros();
+                top.todo &= !(1 << t);
+                top.chosen = t as u8;
+                return true;
+            }
+            self.pop_frame();
+            if self.target.is_some() || self.refuted {
+                return false;
+            }
+        }
+    }
+
     /// Every transition of the top state has been explored: close it (Tarjan).
     fn pop_frame(&mut self) {
         let f = self.frames.pop().expect("a frame to pop");
@@ -485,10 +749,11 @@ impl<M: Checked> Search<'_, M> {
 
     // ---------------------------------------------------------------- depth-first search
 
-    /// The depth-first search: executions until every transition of every reachable state has
-    /// been explored, or a decisive violation, a budget or an error stops it. Each execution
-    /// replays the choices of the states on the search path, then explores new transitions
-    /// until it reaches a known state, then runs to its end (fast-forward).
+    /// The depth-first search (under partial-order reduction, with the states' sleep sets and
+    /// no Tarjan): executions until every transition of every reachable state has been
+    /// explored, or a decisive violation, a budget or an error stops it. Each execution replays
+    /// the choices of the states on the search path, then explores new transitions until it
+    /// reaches a known state, then runs to its end (fast-forward).
     fn dfs(&mut self) {
         let mut replay: Vec<u8> = Vec::new();
         loop {
@@ -504,8 +769,10 @@ impl<M: Checked> Search<'_, M> {
                 step += 1;
                 if i < replay.len() {
                     if i + 1 == replay.len() {
-                        // The last replayed choice is a new transition: its findings count.
+                        // The last replayed choice is a new transition: its findings (and,
+                        // under partial-order reduction, its footprint) count.
                         let _ = g.take();
+                        let _ = g.take_step();
                         g.set_mode(Mode::Explore);
                     }
                     return replay[i] as TaskId;
@@ -513,7 +780,11 @@ impl<M: Checked> Search<'_, M> {
                 if ff {
                     return lowest(p.enabled());
                 }
-                st.arrive(p, g, &mut ff)
+                if st.por {
+                    st.arrive_por(p, g, &mut ff)
+                } else {
+                    st.arrive(p, g, &mut ff)
+                }
             };
             let mode = if replay.is_empty() { Mode::Explore } else { Mode::Replay };
             let (end, fin) = self.runner.execute(mode, false, &mut chooser);
@@ -528,21 +799,11 @@ impl<M: Checked> Search<'_, M> {
                 return;
             }
             // Backtrack to the deepest state with a transition left to explore.
-            loop {
-                let Some(top) = self.st.frames.last_mut() else { return };
-                if top.todo != 0 {
-                    let t = top.todo.trailing_zeros();
-                    top.todo &= !(1 << t);
-                    top.chosen = t as u8;
-                    break;
-                }
-                self.st.pop_frame();
-                if self.st.target.is_some() || self.st.refuted {
-                    return;
-                }
+            if !self.st.backtrack() {
+                return;
             }
             replay.clear();
-            replay.extend(self.st.frames.iter().map(|f| f.chosen));
+            replay.extend(self.st.path());
         }
     }
 
@@ -795,9 +1056,17 @@ impl<M: Checked> Search<'_, M> {
             memory_bytes: self.st.memory_bytes(),
             collision_probability: n * (n - 1.0).max(0.0) / 2f64.powi(65),
             stopped_by: self.st.stopped_by,
-            reductions: if self.symmetry_group > 1 { "symmetry" } else { "none" },
+            reductions: match (self.symmetry_group > 1, self.st.por) {
+                (false, false) => "none",
+                (true, false) => "symmetry",
+                (false, true) => "por",
+                (true, true) => "symmetry+por",
+            },
             symmetry_group: self.symmetry_group,
             symmetry_not_applied: self.symmetry_not_applied,
+            por_not_applied: self.por_not_applied,
+            slept: self.st.slept,
+            revisits: self.st.revisits,
         };
         let outcome = Outcome {
             engine: self.engine,

@@ -1,0 +1,256 @@
+//! The stateful engine's partial-order reduction (sleep sets with state caching, docs/model.md,
+//! "Partial-order reduction") changes no verdict, and visits every state.
+//!
+//! Sleep sets save transitions, never states: a search with them must store exactly the states
+//! the full search stores. That is an exact oracle, and these tests hold the reduction to it:
+//!
+//! * every shipped scenario with at most 6 threads, with `progress` left out of its invariants
+//!   (the reduction applies only to safety checks): with the reduction and without, the same
+//!   verdict, the same invariants violated, the same coverage events reached and, where both
+//!   searches complete, the same number of states;
+//! * generated kswapd-stall configurations (proptest), symmetric and not, with mutants and both
+//!   timer models: the same;
+//! * two seeded defects in the reduction (`ReductionDefect::PorIgnoresObjects`: two steps on
+//!   one object, lock or park token taken as independent; `ReductionDefect::PorIgnoresGhost`:
+//!   steps with events taken as independent without asking the online monitors) each make
+//!   that oracle fail on a shipped scenario: the tests can fail.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::sync::{Arc, OnceLock};
+
+use mmcheck::engine::{Engine, Options, Outcome, Reduce, ReductionDefect};
+use mmcheck::scenario;
+use mmcheck::spec::AnySpec;
+use proptest::prelude::*;
+
+mod common;
+
+const ENGINE: Engine = Engine::Stateful { max_states: Some(250_000) };
+const POR: Reduce = Reduce { symmetry: false, por: true, defect: None };
+
+fn explore(spec: &Arc<dyn AnySpec>, reduce: Reduce) -> Outcome {
+    spec.explore(ENGINE, &Options { reduce, ..Options::default() })
+}
+
+/// The scenario `text` with `[check] invariants` set to what it checks now, less `progress`.
+fn safety_only(text: &str, spec: &Arc<dyn AnySpec>) -> String {
+    let mut doc: toml_edit::DocumentMut = text.parse().expect("a shipped scenario is TOML");
+    let mut inv = toml_edit::Array::new();
+    for i in spec.invariants().into_iter().filter(|i| *i != "progress") {
+        inv.push(i);
+    }
+    let mut check = toml_edit::Table::new();
+    check.insert("invariants", toml_edit::value(inv));
+    doc.insert("check", toml_edit::Item::Table(check));
+    // A file that expects a progress violation has nothing left to expect but a pass or
+    // another invariant's violation: let the comparison decide, not the file's expectation.
+    if let Some(expect) = doc.get_mut("expect").and_then(|e| e.as_table_mut()) {
+        if expect.get("invariant").and_then(|i| i.as_str()) == Some("progress") {
+            expect.insert("verdict", toml_edit::value("pass"));
+            expect.remove("invariant");
+        }
+        expect.remove("reaches");
+    }
+    if let Some(ex) = doc.get_mut("explore").and_then(|e| e.as_table_mut()) {
+        ex.remove("reduce");
+    }
+    doc.to_string()
+}
+
+fn reached(o: &Outcome) -> BTreeSet<&'static str> {
+    o.coverage.iter().filter(|(_, &n)| n > 0).map(|(k, _)| *k).collect()
+}
+
+fn found_invariants(o: &Outcome) -> BTreeSet<&'static str> {
+    o.found.as_ref().map(|f| f.violations.iter().map(|v| v.invariant).collect()).unwrap_or_default()
+}
+
+/// Why the reduced outcome is not the full one's, if it is not (the exact oracle: where both
+/// complete, the same states).
+fn differ(reduced: &Outcome, full: &Outcome) -> Option<String> {
+    if reduced.error.is_some() || full.error.is_some() {
+        return Some(format!("errors: {:?} / {:?}", reduced.error, full.error));
+    }
+    if reduced.found.is_some() != full.found.is_some() {
+        return Some(format!("violation found: {} / {}", reduced.found.is_some(), full.found.is_some()));
+    }
+    if found_invariants(reduced) != found_invariants(full) {
+        return Some(format!("invariants: {:?} / {:?}", found_invariants(reduced), found_invariants(full)));
+    }
+    if let (Some(r), Some(f)) = (&reduced.found, &full.found) {
+        if r.trace.len() > f.trace.len() {
+            return Some(format!("counterexample of {} rows, longer than {}", r.trace.len(), f.trace.len()));
+        }
+    }
+    if reduced.complete != full.complete {
+        return Some(format!("complete: {} / {}", reduced.complete, full.complete));
+    }
+    if reduced.complete {
+        let (r, f) = (reduced.stats.expect("stateful stats"), full.stats.expect("stateful stats"));
+        if r.states != f.states {
+            return Some(format!("states: {} / {}", r.states, f.states));
+        }
+        if reached(reduced) != reached(full) {
+            return Some(format!("coverage: {:?} / {:?}", reached(reduced), reached(full)));
+        }
+    }
+    None
+}
+
+/// A shipped scenario the reduction applies to, safety-only, with its full search.
+struct Case {
+    rel: String,
+    spec: Arc<dyn AnySpec>,
+    full: Outcome,
+}
+
+/// The shipped kswapd-stall scenarios of at most 6 threads (not heavy/), safety-only, whose full
+/// search ends within [`ENGINE`]'s budget, smallest first; searched once for all the tests.
+fn cases() -> &'static [Case] {
+    static CASES: OnceLock<Vec<Case>> = OnceLock::new();
+    CASES.get_or_init(|| {
+        let mut out = Vec::new();
+        for f in scenario::collect_files(&common::scenarios_dir()).unwrap() {
+            if f.components().any(|c| c.as_os_str() == "heavy") {
+                continue;
+            }
+            let sc = scenario::load(&f).unwrap_or_else(|e| panic!("{e}"));
+            if sc.spec.tasks() > 6 || sc.spec.model().name() != "kswapd-stall" {
+                continue;
+            }
+            let text = std::fs::read_to_string(&f).unwrap();
+            let rel = f.strip_prefix(common::scenarios_dir()).unwrap_or(Path::new("?")).display().to_string();
+            let safe = safety_only(&text, &sc.spec);
+            let spec =
+                scenario::parse(&f, &safe).unwrap_or_else(|e| panic!("{rel} without progress: {e}\n{safe}")).spec;
+            let full = explore(&spec, Reduce::NONE);
+            if full.complete || full.found.is_some() {
+                out.push(Case { rel, spec, full });
+            }
+        }
+        out.sort_by_key(|c| c.full.stats.expect("stats").states);
+        out
+    })
+}
+
+#[test]
+fn por_visits_every_state_and_changes_no_verdict_of_a_shipped_scenario() {
+    let mut compared = 0;
+    let (mut slept, mut transitions_full, mut transitions_por) = (0u64, 0u64, 0u64);
+    for c in cases() {
+        let reduced = explore(&c.spec, POR);
+        let st = reduced.stats.expect("stateful stats");
+        assert_eq!(st.reductions, "por", "{}: {:?}", c.rel, st.por_not_applied);
+        if let Some(why) = differ(&reduced, &c.full) {
+            panic!("{}: partial-order reduction changed the outcome: {why}", c.rel);
+        }
+        if reduced.complete {
+            transitions_full += c.full.stats.expect("stats").transitions;
+            transitions_por += st.transitions;
+        }
+        slept += st.slept;
+        compared += 1;
+    }
+    eprintln!(
+        "compared {compared} scenarios; {slept} transitions left asleep; transitions {transitions_por} reduced against \
+         {transitions_full}"
+    );
+    assert!(compared >= 25, "compared {compared}");
+    assert!(slept > 0 && transitions_por < transitions_full, "the reduction saved nothing");
+}
+
+/// Where the reduction cannot apply, it is reported as not applied, and the search is the full
+/// one: a model that does not declare its dependencies visible (compaction), and a check of
+/// `progress`.
+#[test]
+fn por_is_reported_not_applied_where_it_cannot_apply() {
+    let dir = common::scenarios_dir();
+    let sc = scenario::load(&dir.join("compaction/norescan-v3-aborts-mid-pageblock.toml")).unwrap();
+    let o = sc.spec.explore(Engine::Stateful { max_states: Some(1_000) }, &Options::default());
+    let st = o.stats.expect("stats");
+    assert!(!st.reductions.contains("por"), "{}", st.reductions);
+    assert!(st.por_not_applied.is_some_and(|w| w.contains("ghost copies")), "{:?}", st.por_not_applied);
+    let sc = scenario::load(&dir.join("kswapd-stall/recheck-2kswapd-writer-stateful.toml")).unwrap();
+    assert!(sc.spec.invariants().contains(&"progress"));
+    let o = sc.spec.explore(ENGINE, &Options::default());
+    let st = o.stats.expect("stats");
+    assert!(!st.reductions.contains("por"), "{}", st.reductions);
+    assert!(st.por_not_applied.is_some_and(|w| w.contains("progress")), "{:?}", st.por_not_applied);
+    assert_eq!(st.slept, 0);
+}
+
+/// Symmetry and sleep sets together: the verdicts of symmetry alone.
+#[test]
+fn por_with_symmetry_changes_no_verdict_of_a_shipped_scenario() {
+    let mut compared = 0;
+    for c in cases() {
+        let both = explore(&c.spec, Reduce::default());
+        if both.stats.expect("stats").reductions != "symmetry+por" {
+            continue;
+        }
+        let sym = explore(&c.spec, Reduce { por: false, ..Reduce::default() });
+        assert_eq!(both.found.is_some(), sym.found.is_some(), "{}", c.rel);
+        assert_eq!(found_invariants(&both), found_invariants(&sym), "{}", c.rel);
+        assert_eq!(both.found.is_some(), c.full.found.is_some(), "{}", c.rel);
+        if both.complete && sym.complete {
+            assert_eq!(reached(&both), reached(&sym), "{}", c.rel);
+        }
+        compared += 1;
+    }
+    assert!(compared >= 5, "compared {compared}");
+}
+
+/// A seeded defect, on the scenarios smallest first: the oracle must tell it from the full
+/// search on one (the kill counts: the reduction ran with the defect, and the outcome changed).
+fn defect_is_caught(defect: ReductionDefect) -> Option<String> {
+    for c in cases() {
+        let seeded = explore(&c.spec, Reduce { defect: Some(defect), ..POR });
+        assert_eq!(seeded.stats.expect("stats").reductions, "por");
+        if let Some(why) = differ(&seeded, &c.full) {
+            return Some(format!("{}: {why}", c.rel));
+        }
+    }
+    None
+}
+
+#[test]
+fn a_por_that_ignores_object_conflicts_is_caught() {
+    let caught = defect_is_caught(ReductionDefect::PorIgnoresObjects);
+    eprintln!("{caught:?}");
+    assert!(caught.is_some(), "no scenario told the defect from the reduction");
+}
+
+#[test]
+fn a_por_that_ignores_the_monitors_is_caught() {
+    let caught = defect_is_caught(ReductionDefect::PorIgnoresGhost);
+    eprintln!("{caught:?}");
+    assert!(caught.is_some(), "no scenario told the defect from the reduction");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 16, failure_persistence: None, ..ProptestConfig::default() })]
+    #[test]
+    fn por_agrees_with_the_full_search_on_generated_configurations(
+        ks in common::kswapds(),
+        allocator in prop::option::of(0usize..3),
+        direct in prop::option::weighted(0.2, 0usize..3),
+        variant in prop::sample::select(vec!["waitqueue-v1", "directcongest-v1", "recheck"]),
+        mutation in prop::option::weighted(0.3, prop::sample::select(vec!["stall-twice", "release-without-wake", "store-not-cmpxchg", "balanced-keeps-exclusive", "wake-before-reset"])),
+        anytime in any::<bool>(),
+    ) {
+        let allocator = allocator.filter(|&n| n < ks.len());
+        let direct = direct.filter(|&n| n < ks.len());
+        let text = common::kswapd_config(&ks, allocator, direct, variant, mutation, anytime);
+        let Ok(sc) = scenario::parse(Path::new("generated.toml"), &text) else {
+            // A mutation that does not apply to the configuration: nothing to compare.
+            return Ok(());
+        };
+        let safe = safety_only(&text, &sc.spec);
+        let spec = scenario::parse(Path::new("generated.toml"), &safe).expect("safety-only parses").spec;
+        let full = explore(&spec, Reduce::NONE);
+        let reduced = explore(&spec, POR);
+        prop_assert_eq!(reduced.stats.expect("stats").reductions, "por");
+        prop_assert!(differ(&reduced, &full).is_none(), "{}\n{:?}", safe, differ(&reduced, &full));
+    }
+}
