@@ -177,8 +177,9 @@ impl<M: Checked> StatefulGhost<M> {
     }
 
     /// The online monitors' state now.
-    pub fn online(&self) -> M::Online {
-        self.lock().online.clone()
+    /// Copy the online monitors' state now into `into` (reusing its room).
+    pub fn online_into(&self, into: &mut M::Online) {
+        into.clone_from(&self.lock().online);
     }
 
     fn effect(&self, from: &M::Online, first: &[(Pid, Event<M::Event>)], then: &[(Pid, Event<M::Event>)]) -> Effect<M> {

@@ -4,6 +4,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::hash::BuildHasherDefault;
+use std::rc::Rc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -73,21 +74,15 @@ struct Step<M: Checked> {
     touch: u8,
 }
 
-impl<M: Checked> Clone for Step<M> {
-    fn clone(&self) -> Self {
-        Step { task: self.task, op: self.op, events: self.events.clone(), touch: self.touch }
-    }
-}
-
 /// A state on the partial-order reduced search's path (no Tarjan: it checks no `progress`).
 struct PFrame<M: Checked> {
     /// Tasks whose transition from here is still to explore.
     todo: u32,
     chosen: u8,
     /// The state's sleep set: transitions an equivalent path has already taken.
-    sleep: Vec<Step<M>>,
+    sleep: Vec<Rc<Step<M>>>,
     /// Transitions explored from here so far (asleep in the states their successors reach).
-    done: Vec<Step<M>>,
+    done: Vec<Rc<Step<M>>>,
     /// The online monitors at this state, every task's pending op, and the shape of the
     /// runtime (tasks, objects, locks) and the finished tasks.
     online: M::Online,
@@ -201,6 +196,8 @@ struct Dfs<'a, M: Checked> {
     /// state's sleep set, as a mask in the canonical state's task names).
     por: bool,
     pframes: Vec<PFrame<M>>,
+    /// Popped frames, kept for their vectors' room.
+    spare: Vec<PFrame<M>>,
     /// The inverse of each element's task map (canonical names back to the state's own).
     inv_maps: Vec<Vec<u8>>,
     slept: u64,
@@ -319,6 +316,7 @@ impl<'a, M: Checked> Search<'a, M> {
                 refuted: false,
                 por: por.is_ok(),
                 pframes: Vec::new(),
+                spare: Vec::new(),
                 inv_maps,
                 slept: 0,
                 revisits: 0,
@@ -479,8 +477,19 @@ impl<M: Checked> Dfs<'_, M> {
             lowest(enabled)
         };
         // The sleep set of this state: the parent's sleeping and explored transitions that are
-        // independent of the one just taken.
-        let mut sleep: Vec<Step<M>> = Vec::new();
+        // independent of the one just taken. (Frames are reused: their vectors keep their
+        // room.)
+        let mut frame = self.spare.pop().unwrap_or_else(|| PFrame {
+            todo: 0,
+            chosen: 0,
+            sleep: Vec::new(),
+            done: Vec::new(),
+            online: M::Online::default(),
+            ops: Vec::new(),
+            shape: (0, 0, 0, 0),
+        });
+        frame.sleep.clear();
+        frame.done.clear();
         if let Some(top) = self.pframes.last() {
             let (events, mut touch) = g.take_step();
             let t = top.chosen;
@@ -491,52 +500,53 @@ impl<M: Checked> Dfs<'_, M> {
             let step = Step { task: t, op: top.ops[t as usize], events, touch };
             for a in top.sleep.iter().chain(&top.done) {
                 if self.independent(a, &step, top, g) {
-                    sleep.push(a.clone());
+                    frame.sleep.push(Rc::clone(a));
                 }
             }
-            self.pframes.last_mut().expect("a frame").done.push(step);
+            self.pframes.last_mut().expect("a frame").done.push(Rc::new(step));
         }
         if self.target.is_some() || self.stopped_by.is_some() {
+            self.spare.push(frame);
             return stop(g, ff);
         }
-        let asleep = sleep.iter().fold(0u32, |m, a| m | 1 << a.task) & enabled;
+        let asleep = frame.sleep.iter().fold(0u32, |m, a| m | 1 << a.task) & enabled;
         let canonical = self.to_canonical(asleep, image);
         let todo = match self.visited.get(&fp).copied() {
             Some(stored) => {
                 // Explored before with sleep set `stored`: explore what it left asleep and
                 // this visit does not.
                 let left = stored & !canonical;
-                if left == 0 {
-                    return stop(g, ff);
+                if left != 0 {
+                    self.visited.insert(fp, stored & canonical);
+                    self.revisits += 1;
                 }
-                self.visited.insert(fp, stored & canonical);
-                self.revisits += 1;
                 self.canonical_to_own(left, image) & enabled
             }
-            None => {
-                if let Err(why) = self.reserve() {
+            None => match self.reserve() {
+                Err(why) => {
                     self.stopped_by = Some(why);
-                    return stop(g, ff);
+                    0
                 }
-                self.next_index += 1;
-                self.visited.insert(fp, canonical);
-                self.slept += asleep.count_ones() as u64;
-                enabled & !asleep
-            }
+                Ok(()) => {
+                    self.next_index += 1;
+                    self.visited.insert(fp, canonical);
+                    self.slept += asleep.count_ones() as u64;
+                    enabled & !asleep
+                }
+            },
         };
         if todo == 0 {
+            self.spare.push(frame);
             return stop(g, ff);
         }
         let first = lowest(todo);
-        self.pframes.push(PFrame {
-            todo: todo & !(1 << first),
-            chosen: first as u8,
-            sleep,
-            done: Vec::new(),
-            online: g.online(),
-            ops: (0..shape.0).map(|t| p.pending(t as TaskId)).collect(),
-            shape,
-        });
+        frame.todo = todo & !(1 << first);
+        frame.chosen = first as u8;
+        g.online_into(&mut frame.online);
+        frame.ops.clear();
+        frame.ops.extend((0..shape.0).map(|t| p.pending(t as TaskId)));
+        frame.shape = shape;
+        self.pframes.push(frame);
         self.max_depth = self.max_depth.max(self.pframes.len());
         g.set_mode(Mode::Explore);
         first
@@ -643,7 +653,8 @@ impl<M: Checked> Dfs<'_, M> {
                     top.chosen = t as u8;
                     return true;
                 }
-                self.pframes.pop();
+                let f = self.pframes.pop().expect("a frame");
+                self.spare.push(f);
             }
             return false;
         }
