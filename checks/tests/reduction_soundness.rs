@@ -150,3 +150,16 @@ proptest! {
         prop_assert!(differ(&reduced, &full).is_none(), "{}\n{:?}", text, differ(&reduced, &full));
     }
 }
+
+#[test]
+#[ignore]
+fn orbit_census_diagnostic() {
+    let f = common::scenarios_dir().join("kswapd-stall/recheck-2kswapd-writer-stateful.toml");
+    let sc = scenario::load(&f).unwrap_or_else(|e| panic!("{e}"));
+    let census = sc.spec.explore(ENGINE, &Options { orbit_census: true, ..opts(Reduce::default()) });
+    let reduced = sc.spec.explore(ENGINE, &opts(Reduce::default()));
+    let full = sc.spec.explore(ENGINE, &opts(Reduce::NONE));
+    eprintln!("census {:?}", census.stats);
+    eprintln!("reduced {:?}", reduced.stats);
+    eprintln!("full {:?}", full.stats);
+}

@@ -14,7 +14,7 @@ use mmmodel::platform::Stateful;
 
 use super::ghost::{Mode, StatefulGhost};
 use super::symmetry;
-use crate::engine::{Engine, Found, Options, Outcome, Progress, ReductionDefect, Replay, StateStats};
+use crate::engine::{Engine, Found, Options, OrbitCensus, Outcome, Progress, ReductionDefect, Replay, StateStats};
 use crate::monitor::online::Found as OnlineFound;
 use crate::monitor::{self, Checked, Exec, Violation};
 use crate::spec::Spec;
@@ -138,6 +138,16 @@ struct Dfs<'a, M: Checked> {
     /// Under symmetry, a component of the quotient graph may hold a fair cycle: the search
     /// stops, and is run again without symmetry to decide it exactly.
     refuted: bool,
+    /// [`Options::orbit_census`] (tests only): the visited set holds every state, and this
+    /// the least fingerprint over each one's images and the images themselves.
+    census: Option<Census>,
+}
+
+/// What [`Options::orbit_census`] collects.
+#[derive(Default)]
+struct Census {
+    canonical: FpSet,
+    images: Vec<u64>,
 }
 
 pub(super) struct Search<'a, M: Checked> {
@@ -195,6 +205,7 @@ impl<'a, M: Checked> Search<'a, M> {
     pub fn new(spec: &'a Spec<M>, engine: Engine, opts: &'a Options, max_states: Option<u64>) -> Self {
         let now = Instant::now();
         let group = symmetry::group(spec, opts);
+        let census = opts.orbit_census.then(Census::default);
         let mut pool = StackPool::new();
         let mut images = group.images.clone();
         if opts.reduce.defect == Some(ReductionDefect::SymmetryForgetsNodeObjects) {
@@ -230,8 +241,14 @@ impl<'a, M: Checked> Search<'a, M> {
                 first_violation: BTreeMap::new(),
                 target: None,
                 stopped_by: None,
-                task_maps: group.images.iter().map(|i| i.task.clone()).collect(),
+                // A census stores every state: `progress` is decided on the whole graph.
+                task_maps: if census.is_some() {
+                    Vec::new()
+                } else {
+                    group.images.iter().map(|i| i.task.clone()).collect()
+                },
                 refuted: false,
+                census,
             },
             start: now,
             last_progress: now,
@@ -243,13 +260,50 @@ impl<'a, M: Checked> Search<'a, M> {
 impl<M: Checked> Dfs<'_, M> {
     /// The whole state at a scheduling point.
     fn fingerprint(p: &SchedPoint<'_>, ghost: &StatefulGhost<M>) -> u64 {
-        let runtime = if ghost.summaries() { p.fingerprint() } else { p.fingerprint_keeping_finished() };
-        let mut fp = mix(runtime, ghost.state_hash());
+        let mut fp = Self::identity_fingerprint(p, ghost);
         // Symmetry: the least fingerprint over the state's images (its orbit's representative).
         for k in 0..p.symmetry_images() {
-            fp = fp.min(mix(p.fingerprint_image(k), ghost.state_hash_image(k)));
+            fp = fp.min(Self::image_fingerprint(p, ghost, k));
         }
         fp
+    }
+
+    /// The whole state at a scheduling point, not canonicalised.
+    fn identity_fingerprint(p: &SchedPoint<'_>, ghost: &StatefulGhost<M>) -> u64 {
+        let runtime = if ghost.summaries() { p.fingerprint() } else { p.fingerprint_keeping_finished() };
+        mix(runtime, ghost.state_hash())
+    }
+
+    /// The fingerprint of the state's image under element `k` of the symmetry group.
+    fn image_fingerprint(p: &SchedPoint<'_>, ghost: &StatefulGhost<M>, k: usize) -> u64 {
+        mix(p.fingerprint_image(k), ghost.state_hash_image(k))
+    }
+
+    /// The key the visited set stores a state under: its orbit's least fingerprint, or under
+    /// a census the state's own (the census notes its images).
+    fn key(&mut self, p: &SchedPoint<'_>, ghost: &StatefulGhost<M>) -> u64 {
+        let Some(census) = &mut self.census else { return Self::fingerprint(p, ghost) };
+        let fp = Self::identity_fingerprint(p, ghost);
+        if !self.visited.contains_key(&fp) {
+            let mut canonical = fp;
+            for k in 0..p.symmetry_images() {
+                let image = Self::image_fingerprint(p, ghost, k);
+                canonical = canonical.min(image);
+                census.images.push(image);
+            }
+            census.canonical.insert(canonical);
+        }
+        fp
+    }
+
+    /// The census's findings, once the search is over.
+    fn census(&self, group: usize) -> Option<OrbitCensus> {
+        let c = self.census.as_ref()?;
+        Some(OrbitCensus {
+            group,
+            orbits: c.canonical.len() as u64,
+            images_unreached: c.images.iter().filter(|fp| !self.visited.contains_key(fp)).count() as u64,
+        })
     }
 
     /// The checked invariants among what the online monitors found.
@@ -325,7 +379,7 @@ impl<M: Checked> Dfs<'_, M> {
 
     /// The chooser at a scheduling point reached by a new transition (or the first one).
     fn arrive(&mut self, p: &SchedPoint<'_>, g: &StatefulGhost<M>, ff: &mut bool) -> TaskId {
-        let fp = Self::fingerprint(p, g);
+        let fp = self.key(p, g);
         let enabled = p.enabled();
         self.tasks_mask = if p.num_tasks() >= 32 { u32::MAX } else { (1u32 << p.num_tasks()) - 1 };
         if self.next_index > 0 {
@@ -554,6 +608,7 @@ impl<M: Checked> Search<'_, M> {
         let ids = |found: &OnlineFound<M>| -> Vec<&'static str> {
             found.violated.iter().filter(|i| invariants.contains(i)).map(|i| i.name()).collect()
         };
+        let census = self.st.census.is_some();
         let mut step = 0usize;
         let mut state = None;
         let mut violated = Vec::new();
@@ -567,7 +622,8 @@ impl<M: Checked> Search<'_, M> {
                 return choices[i] as TaskId;
             }
             if i == choices.len() {
-                state = Some((Dfs::<M>::fingerprint(p, g), p.enabled()));
+                let fp = if census { Dfs::<M>::identity_fingerprint(p, g) } else { Dfs::<M>::fingerprint(p, g) };
+                state = Some((fp, p.enabled()));
                 let (found, _) = g.take();
                 violated.extend(ids(&found));
                 g.set_mode(Mode::FastForward);
@@ -795,9 +851,10 @@ impl<M: Checked> Search<'_, M> {
             memory_bytes: self.st.memory_bytes(),
             collision_probability: n * (n - 1.0).max(0.0) / 2f64.powi(65),
             stopped_by: self.st.stopped_by,
-            reductions: if self.symmetry_group > 1 { "symmetry" } else { "none" },
+            reductions: if self.symmetry_group > 1 && self.st.census.is_none() { "symmetry" } else { "none" },
             symmetry_group: self.symmetry_group,
             symmetry_not_applied: self.symmetry_not_applied,
+            orbit_census: self.st.census(self.symmetry_group),
         };
         let outcome = Outcome {
             engine: self.engine,
