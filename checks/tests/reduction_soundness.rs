@@ -14,10 +14,11 @@
 //!   reachable (977 states for 977 orbits of 1,921 states on
 //!   recheck-2kswapd-writer-stateful.toml; `cargo test --release -p mmcheck --test
 //!   reduction_soundness -- exact --nocapture` prints every case).
-//! * The mutant self-test: the seeded defect `ReductionDefect::SymmetryForgetsNodeObjects`
+//! * The mutant self-tests: the seeded defect `ReductionDefect::SymmetryForgetsNodeObjects`
 //!   (every image leaves `pgdat[n]` in place) changes no verdict, but it changes the reduced
 //!   search (1,043 states against 977 there) and the exact oracle fails on every case (1,755 of
-//!   1,921 images unreached there).
+//!   1,921 images unreached there); so does `SymmetryJoinsInOrder` (the body's joins one after
+//!   another, as before the fix: 1,504 states stored, 1,562 of 2,080 images unreached).
 //! * With more than two kswapds the model declares no symmetry (wake-ups walk a wait queue in
 //!   pid order, which no renaming keeps).
 
@@ -224,34 +225,46 @@ fn symmetry_stores_exactly_one_state_per_reachable_orbit() {
     }
 }
 
-/// The mutant self-test of the exact oracle: with the seeded defect (every image leaves
-/// `pgdat[n]` in place while it moves node `n`'s kswapd) the reduced search stores a different
-/// number of states (the defect ran and changed the search), and the oracle fails; without it,
-/// the oracle holds on the same scenario. The verdict comparisons above do not see this defect
-/// (it makes the reduction weaker, not unsound): this test is what catches it.
-#[test]
-fn the_exact_oracle_catches_the_seeded_symmetry_defect() {
-    let defect = Reduce { defect: Some(ReductionDefect::SymmetryForgetsNodeObjects), ..Reduce::default() };
+/// The mutant self-test of the exact oracle: with `defect` seeded, on every symmetric case,
+/// the reduced search stores a different number of states than without it (the defect ran and
+/// changed the search), the oracle fails, and without the defect it holds. Neither seeded
+/// defect changes a verdict (the comparisons above do not see them): this is what catches them.
+fn assert_the_exact_oracle_catches(defect: ReductionDefect) {
+    let seeded_reduce = Reduce { defect: Some(defect), ..Reduce::default() };
     let (mut killed, mut cases) = (0, 0);
     for (name, sc) in symmetric_cases() {
         let clean = sc.spec.explore(ENGINE, &opts(Reduce::default()));
-        let seeded = sc.spec.explore(ENGINE, &opts(defect));
+        let seeded = sc.spec.explore(ENGINE, &opts(seeded_reduce));
         let (c, s) = (clean.stats.expect("stats").states, seeded.stats.expect("stats").states);
-        assert_ne!(c, s, "{name}: the seeded defect changed nothing ({c} states either way)");
+        assert_ne!(c, s, "{name}: {defect:?} changed nothing ({c} states either way)");
         assert!(
             exact_oracle(&sc, Reduce::default()).is_some_and(|r| r.is_ok()),
             "{name}: the oracle fails without the defect"
         );
-        match exact_oracle(&sc, defect) {
+        match exact_oracle(&sc, seeded_reduce) {
             Some(Err(why)) => {
-                eprintln!("{name}: the defect ({s} states against {c}) is caught: {why}");
+                eprintln!("{name}: {defect:?} ({s} states against {c}) is caught: {why}");
                 killed += 1;
             }
-            other => panic!("{name}: the seeded defect was not caught: {other:?}"),
+            other => panic!("{name}: {defect:?} was not caught: {other:?}"),
         }
         cases += 1;
     }
     assert_eq!(killed, cases);
+}
+
+/// Every image leaves `pgdat[n]` in place while it moves node `n`'s kswapd: the reduction
+/// merges fewer states (weaker, not unsound), and many images are unreachable.
+#[test]
+fn the_exact_oracle_catches_the_seeded_symmetry_defect() {
+    assert_the_exact_oracle_catches(ReductionDefect::SymmetryForgetsNodeObjects);
+}
+
+/// The body joins the others one after another and its final reads are scheduling points, as
+/// before `Platform::join_all`: the defect the oracle first found (docs/model.md, "Symmetry").
+#[test]
+fn the_exact_oracle_catches_joins_in_a_fixed_order() {
+    assert_the_exact_oracle_catches(ReductionDefect::SymmetryJoinsInOrder);
 }
 
 /// With more than two kswapds the model declares no symmetry: two losers can wait on

@@ -199,6 +199,9 @@ impl Reduce {
 pub enum ReductionDefect {
     /// The canonicalisation forgets that a node's objects (`pgdat[n]`) move with the node.
     SymmetryForgetsNodeObjects,
+    /// Under symmetry the body joins the other tasks one after another, in a fixed order that
+    /// no renaming keeps, and its reads of the final state are scheduling points.
+    SymmetryJoinsInOrder,
 }
 
 impl Default for Options {

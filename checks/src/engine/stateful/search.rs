@@ -208,8 +208,10 @@ impl<'a, M: Checked> Search<'a, M> {
         let census = opts.orbit_census.then(Census::default);
         let mut pool = StackPool::new();
         let mut images = group.images.clone();
-        if opts.reduce.defect == Some(ReductionDefect::SymmetryForgetsNodeObjects) {
-            pool.seed_symmetry_defect_forget_node_objects();
+        match opts.reduce.defect {
+            Some(ReductionDefect::SymmetryForgetsNodeObjects) => pool.seed_symmetry_defect_forget_node_objects(),
+            Some(ReductionDefect::SymmetryJoinsInOrder) => pool.seed_symmetry_defect_join_in_order(),
+            None => {}
         }
         pool.set_symmetry(&std::mem::take(&mut images));
         Search {

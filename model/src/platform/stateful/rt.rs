@@ -775,7 +775,7 @@ pub(crate) fn join_all(tasks: &[(TaskId, u32)]) {
     let (rt, t) = enter();
     // SAFETY: as in `obj_load`.
     unsafe {
-        if (*rt).sym.images.is_empty() {
+        if (*rt).sym.images.is_empty() || (*rt).sym.join_in_order {
             for &(u, epoch) in tasks {
                 join(u, epoch);
             }
@@ -1138,6 +1138,9 @@ pub(crate) struct Sym {
     /// The task that has joined every other, which has finished ([`join_all`]): it runs to
     /// its end with no scheduling point (`NO_TASK`: none).
     solo: usize,
+    /// A seeded defect (tests only): [`join_all`] joins one task after another, as without
+    /// symmetry.
+    join_in_order: bool,
 }
 
 impl Default for Sym {
@@ -1153,6 +1156,7 @@ impl Default for Sym {
             ctx: Vec::new(),
             forget_node_objects: false,
             solo: NO_TASK,
+            join_in_order: false,
         }
     }
 }
@@ -1304,6 +1308,18 @@ impl StackPool {
         self.set_symmetry(&[]);
         // SAFETY: as in `set_symmetry`.
         unsafe { self.rt.expect("set_symmetry allocates the runtime").as_mut().sym.forget_node_objects = true };
+    }
+}
+
+impl StackPool {
+    /// Seeds a defect in the symmetry reduction, for the test that shows the exact oracle
+    /// catches it: under symmetry the body joins the other tasks one after another, in a fixed
+    /// order no renaming keeps (what the runtime did before `join_all`).
+    #[doc(hidden)]
+    pub fn seed_symmetry_defect_join_in_order(&mut self) {
+        self.set_symmetry(&[]);
+        // SAFETY: as in `set_symmetry`.
+        unsafe { self.rt.expect("set_symmetry allocates the runtime").as_mut().sym.join_in_order = true };
     }
 }
 
