@@ -1,4 +1,5 @@
-//! The stateful engine's reductions change no verdict (docs/model.md, "Symmetry").
+//! The stateful engine's reductions change no verdict, and symmetry is exact (docs/model.md,
+//! "Symmetry").
 //!
 //! * Every shipped scenario with at most 6 threads, searched by the stateful engine with its
 //!   default reductions and with none: the same completeness, the same invariants violated (or
@@ -7,14 +8,24 @@
 //! * Generated kswapd-stall configurations (proptest), symmetric and asymmetric (different
 //!   batches per kswapd, an allocator on one node, a direct reclaimer, seeded mutants, both
 //!   timer models): reduced against unreduced, the same verdict on every case.
-//! * Not yet shown: that these comparisons catch a seeded defect in the reduction. The defect
-//!   (`ReductionDefect::SymmetryForgetsNodeObjects`: every image leaves `pgdat[n]` in place)
-//!   changed no verdict of a shipped scenario; see docs/model.md, "Symmetry".
+//! * The exact oracle, on a shipped scenario and three generated ones: the unreduced search's
+//!   states, each canonicalised under the group (`Options::orbit_census`), fall into as many
+//!   orbits as the reduced search stores states, and every image of a reachable state is
+//!   reachable (977 states for 977 orbits of 1,921 states on
+//!   recheck-2kswapd-writer-stateful.toml; `cargo test --release -p mmcheck --test
+//!   reduction_soundness -- exact --nocapture` prints every case).
+//! * The mutant self-tests: the seeded defect `ReductionDefect::SymmetryForgetsNodeObjects`
+//!   (every image leaves `pgdat[n]` in place) changes no verdict, but it changes the reduced
+//!   search (1,043 states against 977 there) and the exact oracle fails on every case (1,755 of
+//!   1,921 images unreached there); so does `SymmetryJoinsInOrder` (the body's joins one after
+//!   another, as before the fix: 1,504 states stored, 1,562 of 2,080 images unreached).
+//! * With more than two kswapds the model declares no symmetry (wake-ups walk a wait queue in
+//!   pid order, which no renaming keeps).
 
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use mmcheck::engine::{Engine, Options, Outcome, Reduce};
+use mmcheck::engine::{Engine, Options, Outcome, Reduce, ReductionDefect};
 use mmcheck::scenario;
 use proptest::prelude::*;
 
@@ -149,4 +160,123 @@ proptest! {
         let reduced = sc.spec.explore(ENGINE, &opts(Reduce::default()));
         prop_assert!(differ(&reduced, &full).is_none(), "{}\n{:?}", text, differ(&reduced, &full));
     }
+}
+
+const ORACLE_ENGINE: Engine = Engine::Stateful { max_states: Some(2_000_000) };
+
+/// The exact oracle of the symmetry reduction on `sc` under `reduce`: the unreduced search's
+/// states, canonicalised under the group (a census), map onto each other (every image of a
+/// reachable state is reachable: the group is made of automorphisms of the state graph), and
+/// the reduced search stores exactly one state per orbit the census counts. Returns the
+/// reduced search's states and the census's orbits and states, or why the oracle fails;
+/// `None` where no symmetry applies or a search did not complete.
+fn exact_oracle(sc: &scenario::Scenario, reduce: Reduce) -> Option<Result<(u64, u64, u64), String>> {
+    let census = sc.spec.explore(ORACLE_ENGINE, &Options { orbit_census: true, ..opts(reduce) });
+    let reduced = sc.spec.explore(ORACLE_ENGINE, &opts(reduce));
+    let (cs, rs) = (census.stats?, reduced.stats?);
+    let c = cs.orbit_census.expect("a census");
+    if c.group < 2 || !census.complete || !reduced.complete || rs.symmetry_not_applied.is_some() {
+        return None;
+    }
+    if c.images_unreached > 0 {
+        return Some(Err(format!(
+            "{} of the {} images of the {} reachable states are not reachable (the group is not one of automorphisms)",
+            c.images_unreached,
+            cs.states * (c.group as u64 - 1),
+            cs.states
+        )));
+    }
+    if rs.states != c.orbits {
+        return Some(Err(format!("the reduced search stores {} states for {} reachable orbits", rs.states, c.orbits)));
+    }
+    Some(Ok((rs.states, c.orbits, cs.states)))
+}
+
+/// Symmetric configurations the exact oracle is checked on: a shipped scenario and generated
+/// ones (both timer models, one and two batches).
+fn symmetric_cases() -> Vec<(String, scenario::Scenario)> {
+    let f = common::scenarios_dir().join("kswapd-stall/recheck-2kswapd-writer-stateful.toml");
+    let mut cases =
+        vec![("recheck-2kswapd-writer-stateful".to_string(), scenario::load(&f).unwrap_or_else(|e| panic!("{e}")))];
+    let generated = [
+        ("2 kswapds of 2 batches, recheck, any-time", config(&[(2, true); 2], None, None, "recheck", None, true)),
+        ("2 kswapds of 2 batches, recheck, never", config(&[(2, true); 2], None, None, "recheck", None, false)),
+        ("2 kswapds, recheck, any-time", config(&[(1, true); 2], None, None, "recheck", None, true)),
+    ];
+    for (name, text) in generated {
+        cases.push((
+            name.to_string(),
+            scenario::parse(Path::new("generated.toml"), &text).unwrap_or_else(|e| panic!("{e}")),
+        ));
+    }
+    cases
+}
+
+#[test]
+fn symmetry_stores_exactly_one_state_per_reachable_orbit() {
+    for (name, sc) in symmetric_cases() {
+        match exact_oracle(&sc, Reduce::default()) {
+            Some(Ok((reduced, orbits, states))) => {
+                eprintln!("{name}: {reduced} states reduced, {orbits} orbits of {states} states")
+            }
+            Some(Err(why)) => panic!("{name}: {why}"),
+            None => panic!("{name}: no symmetry applied, or a search did not complete"),
+        }
+    }
+}
+
+/// The mutant self-test of the exact oracle: with `defect` seeded, on every symmetric case,
+/// the reduced search stores a different number of states than without it (the defect ran and
+/// changed the search), the oracle fails, and without the defect it holds. Neither seeded
+/// defect changes a verdict (the comparisons above do not see them): this is what catches them.
+fn assert_the_exact_oracle_catches(defect: ReductionDefect) {
+    let seeded_reduce = Reduce { defect: Some(defect), ..Reduce::default() };
+    let (mut killed, mut cases) = (0, 0);
+    for (name, sc) in symmetric_cases() {
+        let clean = sc.spec.explore(ENGINE, &opts(Reduce::default()));
+        let seeded = sc.spec.explore(ENGINE, &opts(seeded_reduce));
+        let (c, s) = (clean.stats.expect("stats").states, seeded.stats.expect("stats").states);
+        assert_ne!(c, s, "{name}: {defect:?} changed nothing ({c} states either way)");
+        assert!(
+            exact_oracle(&sc, Reduce::default()).is_some_and(|r| r.is_ok()),
+            "{name}: the oracle fails without the defect"
+        );
+        match exact_oracle(&sc, seeded_reduce) {
+            Some(Err(why)) => {
+                eprintln!("{name}: {defect:?} ({s} states against {c}) is caught: {why}");
+                killed += 1;
+            }
+            other => panic!("{name}: {defect:?} was not caught: {other:?}"),
+        }
+        cases += 1;
+    }
+    assert_eq!(killed, cases);
+}
+
+/// Every image leaves `pgdat[n]` in place while it moves node `n`'s kswapd: the reduction
+/// merges fewer states (weaker, not unsound), and many images are unreachable.
+#[test]
+fn the_exact_oracle_catches_the_seeded_symmetry_defect() {
+    assert_the_exact_oracle_catches(ReductionDefect::SymmetryForgetsNodeObjects);
+}
+
+/// The body joins the others one after another and its final reads are scheduling points, as
+/// before `Platform::join_all`: the defect the oracle first found (docs/model.md, "Symmetry").
+#[test]
+fn the_exact_oracle_catches_joins_in_a_fixed_order() {
+    assert_the_exact_oracle_catches(ReductionDefect::SymmetryJoinsInOrder);
+}
+
+/// With more than two kswapds the model declares no symmetry: two losers can wait on
+/// kswapd_contended_wait together and are woken in pid order, which no renaming keeps (before
+/// this was known, the census of `recheck-3kswapd-writer-anytime-stateful.toml` found 223,560
+/// unreached images of its 533,109 states, and the reduced search stored 89,830 states for
+/// 101,632 orbits).
+#[test]
+fn no_symmetry_with_more_than_two_kswapds() {
+    let f = common::scenarios_dir().join("kswapd-stall/recheck-3kswapd-writer-anytime-stateful.toml");
+    let sc = scenario::load(&f).unwrap_or_else(|e| panic!("{e}"));
+    let st = sc.spec.explore(ENGINE, &opts(Reduce::default())).stats.expect("stats");
+    assert_eq!(st.symmetry_group, 1);
+    assert!(st.symmetry_not_applied.is_some_and(|w| w.contains("more than two kswapds")), "{st:?}");
 }

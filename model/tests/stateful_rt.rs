@@ -16,7 +16,7 @@ use mmmodel::ghost::{NoGhost, Pid};
 use mmmodel::kernel::sched::{io_schedule_timeout, run_tasks, Sched, Start, TimerModel, TASK_UNINTERRUPTIBLE};
 use mmmodel::kernel::wait::{finish_wait, prepare_to_wait, wake_up, WaitQueueHead};
 use mmmodel::model::run as run_model;
-use mmmodel::platform::stateful::{self, Chooser, Op, RunEnd, SchedPoint, StackPool, TaskId};
+use mmmodel::platform::stateful::{self, Chooser, Op, RunEnd, SchedPoint, StackPool, SymImage, TaskId};
 use mmmodel::platform::{Atomic, AtomicInt, Join, Platform, RawSpinLock, Stateful};
 
 /// A ghost that checks nothing, for protocol events `E`.
@@ -1098,4 +1098,68 @@ fn measure_steps_per_second() {
             points as f64 / EXECS as f64
         );
     }
+}
+
+/// A stateless DFS that also notes, at every point, the state's fingerprint, its image under
+/// the first element of the symmetry group (if any), the body's pending op and who finished.
+#[derive(Default)]
+struct SymDfs {
+    inner: Dfs,
+    points: Vec<(u64, Option<u64>, Option<Op>, u32)>,
+}
+impl Chooser for SymDfs {
+    fn choose(&mut self, p: &SchedPoint<'_>) -> TaskId {
+        let image = (p.symmetry_images() > 0).then(|| p.fingerprint_image(0));
+        self.points.push((p.fingerprint(), image, p.pending(0), p.finished()));
+        self.inner.choose(p)
+    }
+}
+
+/// The body spawns two tasks that are the same, joins them and reads a result. Under symmetry
+/// (the two tasks swapped) the joins are one step whose image is reachable, and nothing the
+/// body does once alone is a scheduling point; without it, one join after the other.
+#[test]
+fn join_all_is_one_symmetric_step_under_symmetry() {
+    let body = || {
+        let x = <P as Platform>::AtomicU32::new(0);
+        let hs: Vec<_> = (0..2)
+            .map(|_| {
+                P::spawn(String::new(), || {
+                    P::yield_now();
+                })
+            })
+            .collect();
+        P::join_all(hs);
+        let _ = x.load(Relaxed);
+    };
+    let explore = |symmetric: bool| {
+        let mut pool = StackPool::new();
+        if symmetric {
+            pool.set_symmetry(&[SymImage { node: Vec::new(), pid: Vec::new(), task: vec![0, 2, 1] }]);
+        }
+        let mut dfs = SymDfs::default();
+        loop {
+            assert!(matches!(stateful::run(&mut pool, body, &mut dfs), RunEnd::AllFinished));
+            if !dfs.inner.backtrack() {
+                break;
+            }
+        }
+        dfs.points
+    };
+    let sym = explore(true);
+    let seen: HashSet<u64> = sym.iter().map(|p| p.0).collect();
+    for &(_, image, op, finished) in &sym {
+        assert!(!matches!(op, Some(Op::Join(_))), "a single join under symmetry");
+        assert!(!matches!(op, Some(Op::JoinAll(m)) if m != 0b110), "{op:?}");
+        // Once both have finished, the join is the body's last scheduling point.
+        assert!(finished & 0b110 != 0b110 || matches!(op, Some(Op::JoinAll(_))), "a scheduling point after the join");
+        assert!(seen.contains(&image.expect("an image")), "an image that no execution reaches");
+    }
+    assert!(sym.iter().any(|p| matches!(p.2, Some(Op::JoinAll(0b110)))));
+    let plain = explore(false);
+    assert!(
+        plain.iter().any(|p| matches!(p.2, Some(Op::Join(1))))
+            && plain.iter().any(|p| matches!(p.2, Some(Op::Join(2))))
+    );
+    assert!(plain.iter().any(|p| p.3 & 0b110 == 0b110), "without symmetry the body's last read is a scheduling point");
 }

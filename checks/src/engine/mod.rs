@@ -162,6 +162,13 @@ pub struct Options {
     pub history_only: bool,
     /// Stateful engine: the reductions to apply where they are sound.
     pub reduce: Reduce,
+    /// Stateful engine, for tests only: search the whole state graph (no reduction of the
+    /// visited set) while computing, for every state, its least fingerprint over the images
+    /// under the symmetry group the reduced search would use, and report the number of
+    /// distinct ones ([`StateStats::orbit_census`]): the exact oracle of the symmetry
+    /// reduction (checks/tests/reduction_soundness.rs). Off in every user's run.
+    #[doc(hidden)]
+    pub orbit_census: bool,
 }
 
 /// The stateful engine's reductions (`[explore] reduce`, `--no-reduce`): each is applied only
@@ -202,6 +209,9 @@ pub enum ReductionDefect {
     /// Sleep sets that take two steps with ghost events as independent without checking that
     /// the online monitors reach the same state in either order.
     PorIgnoresGhost,
+    /// Under symmetry the body joins the other tasks one after another, in a fixed order that
+    /// no renaming keeps, and its reads of the final state are scheduling points.
+    SymmetryJoinsInOrder,
 }
 
 impl Default for Options {
@@ -214,6 +224,7 @@ impl Default for Options {
             check_online: false,
             history_only: false,
             reduce: Reduce::default(),
+            orbit_census: false,
         }
     }
 }
@@ -273,6 +284,23 @@ pub struct StateStats {
     /// visit had left asleep.
     pub slept: u64,
     pub revisits: u64,
+    /// With [`Options::orbit_census`] (tests only): what the unreduced search found about the
+    /// orbits of its states.
+    #[serde(skip)]
+    pub orbit_census: Option<OrbitCensus>,
+}
+
+/// The orbits of an unreduced search's states under the symmetry group ([`Options::orbit_census`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct OrbitCensus {
+    /// The group's size (1: no symmetry applies, every state is its own orbit).
+    pub group: usize,
+    /// Distinct least fingerprints over the images of the states stored: the number of
+    /// reachable orbits, which an exact symmetry reduction stores one state of each.
+    pub orbits: u64,
+    /// Pairs of a stored state and an element of the group whose image is not a stored state
+    /// (0 when the group maps the reachable states onto themselves, as automorphisms do).
+    pub images_unreached: u64,
 }
 
 /// What an exploration found.

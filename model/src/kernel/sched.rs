@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use crate::event::{Event, KernelEvent};
 use crate::ghost::{Ghost, LoopVerdict, Pid, SleepDecision};
-use crate::platform::{Atomic, Join, Platform, SymTag};
+use crate::platform::{Atomic, Platform, SymTag};
 
 pub const TASK_RUNNING: u32 = 0;
 pub const TASK_INTERRUPTIBLE: u32 = 1;
@@ -399,8 +399,6 @@ pub fn run_tasks<P: Platform, F: Fn(Pid) + Send + Sync + 'static>(
         })
         .collect();
     body(n - 1);
-    for h in handles {
-        h.join();
-    }
+    P::join_all(handles);
     real.and_then(|(_, cpu, _)| *cpu.lock().unwrap_or_else(|e| e.into_inner()))
 }

@@ -149,6 +149,14 @@ pub trait Platform: Sized + Send + Sync + 'static {
     fn tagged<R>(_tag: SymTag, f: impl FnOnce() -> R) -> R {
         f()
     }
+    /// Joins every one of `handles`: one after another, in their order, on every platform but
+    /// the stateful one, which under symmetry waits for all of them at once (the order of the
+    /// joins is the joiner's own and would break the symmetry between the joined tasks).
+    fn join_all(handles: Vec<Self::JoinHandle>) {
+        for h in handles {
+            h.join();
+        }
+    }
 }
 
 macro_rules! forward_atomic {

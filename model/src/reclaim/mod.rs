@@ -410,11 +410,6 @@ impl Model for KswapdStall {
         Self::allocators_have_kswapds(cfg).map_err(|(_, m)| m)
     }
 
-    /// Kswapds of different nodes are interchangeable when they have the same keys, no other
-    /// role names their node, and neither runs on the body task (which also boots the kernel
-    /// and joins the others). Every object of a node is created under `SymTag::Node`, every
-    /// task's under `SymTag::Pid`, `kswapd_exclusive` holds a node and the wait queues' entries
-    /// pids; the mutations are the same on every node.
     /// Every dependency between two tasks' steps goes through the platform or the ghost: the
     /// tasks share only platform objects (`kswapd_exclusive`, `pgdat[]`, the wait queues,
     /// `tree_lock`, the bdis, each `task_struct`'s state), and the model state outside the
@@ -425,7 +420,24 @@ impl Model for KswapdStall {
         Ok(())
     }
 
+    /// Kswapds of different nodes are interchangeable when they have the same keys, no other
+    /// role names their node, and neither runs on the body task (which also boots the kernel
+    /// and joins the others). Every object of a node is created under `SymTag::Node`, every
+    /// task's under `SymTag::Pid`, `kswapd_exclusive` holds a node and the wait queues' entries
+    /// pids; the mutations are the same on every node.
+    ///
+    /// None with more than two kswapds: then two losers of `kswapd_exclusive` can wait on
+    /// `kswapd_contended_wait` together, and `__wake_up()` wakes the queued tasks one at a
+    /// time in pid order, a step each that the woken tasks can see. No renaming of the
+    /// kswapds keeps that order, so the renaming would not map the state graph onto itself
+    /// (the exact oracle of checks/tests/reduction_soundness.rs finds states whose images are
+    /// never reached), and merging a state with its image could leave the other wake order
+    /// unexplored.
     fn symmetry(cfg: &Config) -> Result<Symmetry, &'static str> {
+        if cfg.roles.iter().filter(|r| matches!(r, Role::Kswapd { .. })).count() > 2 {
+            return Err("more than two kswapds: two of them can wait on kswapd_contended_wait together, and wake-ups \
+                 walk the queue in pid order, which no renaming of the kswapds preserves");
+        }
         let nodes = cfg.nr_nodes();
         let last = cfg.roles.len() - 1;
         let mut pid_of_node = vec![None; nodes];

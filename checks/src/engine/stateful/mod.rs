@@ -58,6 +58,7 @@ pub fn explore<M: Checked>(spec: &Spec<M>, engine: Engine, opts: &Options) -> Ou
         check_online: opts.check_online,
         history_only: opts.history_only,
         reduce: Reduce { symmetry: false, ..opts.reduce },
+        orbit_census: false,
     };
     let (mut again, _) = search::Search::new(spec, engine, &full, max_states).run();
     again.executions += out.executions;

@@ -15,7 +15,7 @@ use mmmodel::platform::Stateful;
 
 use super::ghost::{Mode, StatefulGhost, StepEvents, TOUCH_SLEEPERS};
 use super::symmetry;
-use crate::engine::{Engine, Found, Options, Outcome, Progress, ReductionDefect, Replay, StateStats};
+use crate::engine::{Engine, Found, Options, OrbitCensus, Outcome, Progress, ReductionDefect, Replay, StateStats};
 use crate::monitor::online::Found as OnlineFound;
 use crate::monitor::{self, Checked, Exec, Violation};
 use crate::spec::Spec;
@@ -103,6 +103,9 @@ fn ops_independent(ta: u8, a: Option<Op>, tb: u8, b: Option<Op>) -> bool {
         return false;
     }
     match (a, b) {
+        // The body's wait for every task: enabled once they have all finished, and their
+        // finishing steps are dependent on everything anyway.
+        (Op::JoinAll(_), _) | (_, Op::JoinAll(_)) => false,
         (Op::Park, Op::Unpark(u)) => u as u8 != ta,
         (Op::Unpark(u), Op::Park) => u as u8 != tb,
         (Op::Unpark(u), Op::Unpark(v)) => u != v,
@@ -203,6 +206,16 @@ struct Dfs<'a, M: Checked> {
     slept: u64,
     revisits: u64,
     defect: Option<ReductionDefect>,
+    /// [`Options::orbit_census`] (tests only): the visited set holds every state, and this
+    /// the least fingerprint over each one's images and the images themselves.
+    census: Option<Census>,
+}
+
+/// What [`Options::orbit_census`] collects.
+#[derive(Default)]
+struct Census {
+    canonical: FpSet,
+    images: Vec<u64>,
 }
 
 pub(super) struct Search<'a, M: Checked> {
@@ -261,10 +274,14 @@ impl<'a, M: Checked> Search<'a, M> {
     pub fn new(spec: &'a Spec<M>, engine: Engine, opts: &'a Options, max_states: Option<u64>) -> Self {
         let now = Instant::now();
         let group = symmetry::group(spec, opts);
+        let census = opts.orbit_census.then(Census::default);
         let mut pool = StackPool::new();
         let mut images = group.images.clone();
-        if opts.reduce.defect == Some(ReductionDefect::SymmetryForgetsNodeObjects) {
-            pool.seed_symmetry_defect_forget_node_objects();
+        match opts.reduce.defect {
+            Some(ReductionDefect::SymmetryForgetsNodeObjects) => pool.seed_symmetry_defect_forget_node_objects(),
+            Some(ReductionDefect::SymmetryJoinsInOrder) => pool.seed_symmetry_defect_join_in_order(),
+            // Seeded in the search itself (`Dfs::independent`).
+            Some(ReductionDefect::PorIgnoresObjects | ReductionDefect::PorIgnoresGhost) | None => {}
         }
         pool.set_symmetry(&std::mem::take(&mut images));
         let por = por_applies(spec, opts);
@@ -312,8 +329,10 @@ impl<'a, M: Checked> Search<'a, M> {
                 first_violation: BTreeMap::new(),
                 target: None,
                 stopped_by: None,
-                task_maps,
+                // A census stores every state: `progress` is decided on the whole graph.
+                task_maps: if census.is_some() { Vec::new() } else { task_maps },
                 refuted: false,
+                census,
                 por: por.is_ok(),
                 pframes: Vec::new(),
                 spare: Vec::new(),
@@ -340,6 +359,9 @@ fn por_applies<M: Checked>(spec: &Spec<M>, opts: &Options) -> Result<(), &'stati
     if opts.replay.is_some() {
         return Err("a replay follows one schedule");
     }
+    if opts.orbit_census {
+        return Err("an orbit census stores every state of the unreduced search");
+    }
     M::partial_order(&spec.cfg)?;
     if spec.invariants.contains(&M::PROGRESS) {
         return Err(
@@ -357,18 +379,55 @@ impl<M: Checked> Dfs<'_, M> {
 
     /// The fingerprint, and the group element whose image it is (`None`: the identity).
     fn fingerprint_image(p: &SchedPoint<'_>, ghost: &StatefulGhost<M>) -> (u64, Option<usize>) {
-        let runtime = if ghost.summaries() { p.fingerprint() } else { p.fingerprint_keeping_finished() };
-        let mut fp = mix(runtime, ghost.state_hash());
+        let mut fp = Self::identity_fingerprint(p, ghost);
         let mut which = None;
         // Symmetry: the least fingerprint over the state's images (its orbit's representative).
         for k in 0..p.symmetry_images() {
-            let f = mix(p.fingerprint_image(k), ghost.state_hash_image(k));
+            let f = Self::image_fingerprint(p, ghost, k);
             if f < fp {
                 fp = f;
                 which = Some(k);
             }
         }
         (fp, which)
+    }
+
+    /// The whole state at a scheduling point, not canonicalised.
+    fn identity_fingerprint(p: &SchedPoint<'_>, ghost: &StatefulGhost<M>) -> u64 {
+        let runtime = if ghost.summaries() { p.fingerprint() } else { p.fingerprint_keeping_finished() };
+        mix(runtime, ghost.state_hash())
+    }
+
+    /// The fingerprint of the state's image under element `k` of the symmetry group.
+    fn image_fingerprint(p: &SchedPoint<'_>, ghost: &StatefulGhost<M>, k: usize) -> u64 {
+        mix(p.fingerprint_image(k), ghost.state_hash_image(k))
+    }
+
+    /// The key the visited set stores a state under: its orbit's least fingerprint, or under
+    /// a census the state's own (the census notes its images).
+    fn key(&mut self, p: &SchedPoint<'_>, ghost: &StatefulGhost<M>) -> u64 {
+        let Some(census) = &mut self.census else { return Self::fingerprint(p, ghost) };
+        let fp = Self::identity_fingerprint(p, ghost);
+        if !self.visited.contains_key(&fp) {
+            let mut canonical = fp;
+            for k in 0..p.symmetry_images() {
+                let image = Self::image_fingerprint(p, ghost, k);
+                canonical = canonical.min(image);
+                census.images.push(image);
+            }
+            census.canonical.insert(canonical);
+        }
+        fp
+    }
+
+    /// The census's findings, once the search is over.
+    fn census(&self, group: usize) -> Option<OrbitCensus> {
+        let c = self.census.as_ref()?;
+        Some(OrbitCensus {
+            group,
+            orbits: c.canonical.len() as u64,
+            images_unreached: c.images.iter().filter(|fp| !self.visited.contains_key(fp)).count() as u64,
+        })
     }
 
     /// The checked invariants among what the online monitors found.
@@ -569,7 +628,7 @@ impl<M: Checked> Dfs<'_, M> {
 
     /// The chooser at a scheduling point reached by a new transition (or the first one).
     fn arrive(&mut self, p: &SchedPoint<'_>, g: &StatefulGhost<M>, ff: &mut bool) -> TaskId {
-        let fp = Self::fingerprint(p, g);
+        let fp = self.key(p, g);
         let enabled = p.enabled();
         self.tasks_mask = if p.num_tasks() >= 32 { u32::MAX } else { (1u32 << p.num_tasks()) - 1 };
         if self.next_index > 0 {
@@ -826,6 +885,7 @@ impl<M: Checked> Search<'_, M> {
         let ids = |found: &OnlineFound<M>| -> Vec<&'static str> {
             found.violated.iter().filter(|i| invariants.contains(i)).map(|i| i.name()).collect()
         };
+        let census = self.st.census.is_some();
         let mut step = 0usize;
         let mut state = None;
         let mut violated = Vec::new();
@@ -839,7 +899,8 @@ impl<M: Checked> Search<'_, M> {
                 return choices[i] as TaskId;
             }
             if i == choices.len() {
-                state = Some((Dfs::<M>::fingerprint(p, g), p.enabled()));
+                let fp = if census { Dfs::<M>::identity_fingerprint(p, g) } else { Dfs::<M>::fingerprint(p, g) };
+                state = Some((fp, p.enabled()));
                 let (found, _) = g.take();
                 violated.extend(ids(&found));
                 g.set_mode(Mode::FastForward);
@@ -1067,7 +1128,7 @@ impl<M: Checked> Search<'_, M> {
             memory_bytes: self.st.memory_bytes(),
             collision_probability: n * (n - 1.0).max(0.0) / 2f64.powi(65),
             stopped_by: self.st.stopped_by,
-            reductions: match (self.symmetry_group > 1, self.st.por) {
+            reductions: match (self.symmetry_group > 1 && self.st.census.is_none(), self.st.por) {
                 (false, false) => "none",
                 (true, false) => "symmetry",
                 (false, true) => "por",
@@ -1078,6 +1139,7 @@ impl<M: Checked> Search<'_, M> {
             por_not_applied: self.por_not_applied,
             slept: self.st.slept,
             revisits: self.st.revisits,
+            orbit_census: self.st.census(self.symmetry_group),
         };
         let outcome = Outcome {
             engine: self.engine,

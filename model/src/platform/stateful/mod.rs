@@ -348,4 +348,9 @@ impl<G: Ghost> Platform for Stateful<G> {
     fn tagged<R>(tag: SymTag, f: impl FnOnce() -> R) -> R {
         rt::tagged(tag, f)
     }
+    /// Under symmetry, one scheduling point that waits for all of them (see `rt::join_all`).
+    fn join_all(handles: Vec<Self::JoinHandle>) {
+        let tasks: Vec<(TaskId, u32)> = handles.iter().map(|h| (h.task, h.epoch)).collect();
+        rt::join_all(&tasks)
+    }
 }

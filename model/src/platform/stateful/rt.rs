@@ -57,6 +57,9 @@ pub enum Op {
     Unpark(TaskId),
     /// Enabled iff the task has finished.
     Join(TaskId),
+    /// Enabled iff every task of the mask has finished (only under symmetry: see
+    /// [`join_all`]).
+    JoinAll(u32),
     /// `yield_now`: always enabled, does nothing.
     Yield,
 }
@@ -96,6 +99,7 @@ impl Op {
             Op::Unpark(t) => 9 | (t as u64) << 8,
             Op::Join(t) => 10 | (t as u64) << 8,
             Op::Yield => 11,
+            Op::JoinAll(m) => 12 | (m as u64) << 8,
         }
     }
 }
@@ -440,6 +444,7 @@ impl Rt {
                 Op::Lock(l) => self.locks[l as usize] == NO_OWNER,
                 Op::Park => s.token,
                 Op::Join(u) => self.finished & (1 << u) != 0,
+                Op::JoinAll(m) => self.finished & m == m,
                 _ => true,
             };
             m |= (ok as u32) << t;
@@ -544,6 +549,11 @@ unsafe fn yield_point(rt: *mut Rt, t: TaskId, op: Op) -> bool {
     }
     if (*rt).teardown || std::thread::panicking() {
         return false;
+    }
+    if (*rt).sym.solo == t && (*rt).enabled_mask() & (1 << t) != 0 {
+        // Under symmetry, the task that joined all the others is alone: nothing can
+        // interleave with what it does, and it is not a scheduling point (see `join_all`).
+        return true;
     }
     (*rt).cur = NO_TASK;
     match catch_unwind(AssertUnwindSafe(|| decide(rt))) {
@@ -754,6 +764,40 @@ pub(crate) fn join(u: TaskId, epoch: u32) {
     }
 }
 
+/// Joins every task of `tasks` (never the caller). Without symmetry: one join after another,
+/// in the given order. Under symmetry the order would break it (a body that joins task 1
+/// before task 2 has no image that joins task 2 first), so the caller waits for all of them
+/// at one scheduling point ([`Op::JoinAll`], whose mask the images rename); once every other
+/// task has finished, the caller is alone and what it still does (reading the final state)
+/// is no scheduling point either, since its order (node 0's objects first) would break the
+/// symmetry too.
+pub(crate) fn join_all(tasks: &[(TaskId, u32)]) {
+    let (rt, t) = enter();
+    // SAFETY: as in `obj_load`.
+    unsafe {
+        if (*rt).sym.images.is_empty() || (*rt).sym.join_in_order {
+            for &(u, epoch) in tasks {
+                join(u, epoch);
+            }
+            return;
+        }
+        let mut mask = 0u32;
+        for &(u, epoch) in tasks {
+            if (*rt).epoch != epoch {
+                stale_object();
+            }
+            assert!(u < (&*rt).tasks.len() && u != t, "stateful runtime: join of task {u} by task {t}");
+            mask |= 1 << u;
+        }
+        yield_point(rt, t, Op::JoinAll(mask));
+        let r = &mut *rt;
+        let all = if r.tasks.len() == 32 { u32::MAX } else { (1u32 << r.tasks.len()) - 1 };
+        if r.finished | 1 << t == all {
+            r.sym.solo = t;
+        }
+    }
+}
+
 pub(crate) fn yield_now() {
     let (rt, t) = enter();
     // SAFETY: as in `obj_load`.
@@ -780,6 +824,7 @@ pub(crate) fn spawn<F: FnOnce() + 'static>(f: F) -> (TaskId, u32) {
             yielder: ptr::null(),
         });
         sym_spawned(rt, id);
+        (&mut *rt).sym.solo = NO_TASK;
         // Plain under symmetry too: only the spawner uses the id, to join (docs/model.md,
         // "Symmetry", says why that is sound).
         fold(rt, t, id as u64, Kind::Plain);
@@ -1077,7 +1122,6 @@ struct Image {
 /// The symmetry state of the runtime: the group (kept from one execution to the next) and, for
 /// the running execution, the objects' tags, the images' object maps, each task's local hash
 /// under each image, and the contexts [`local`] handed out.
-#[derive(Default)]
 pub(crate) struct Sym {
     images: Vec<Image>,
     family: Family,
@@ -1091,6 +1135,30 @@ pub(crate) struct Sym {
     ctx: Vec<u64>,
     /// A seeded defect (tests only): node objects are left where they are by every image.
     forget_node_objects: bool,
+    /// The task that has joined every other, which has finished ([`join_all`]): it runs to
+    /// its end with no scheduling point (`NO_TASK`: none).
+    solo: usize,
+    /// A seeded defect (tests only): [`join_all`] joins one task after another, as without
+    /// symmetry.
+    join_in_order: bool,
+}
+
+impl Default for Sym {
+    fn default() -> Self {
+        Sym {
+            images: Vec::new(),
+            family: Family::Global,
+            kind: Kind::Plain,
+            meta: Vec::new(),
+            family_locks: false,
+            mapped: 0,
+            locals: Vec::new(),
+            ctx: Vec::new(),
+            forget_node_objects: false,
+            solo: NO_TASK,
+            join_in_order: false,
+        }
+    }
 }
 
 impl Sym {
@@ -1102,6 +1170,7 @@ impl Sym {
         self.mapped = 0;
         self.locals.clear();
         self.ctx.clear();
+        self.solo = NO_TASK;
     }
 
     /// Builds the images' object maps for every object created so far.
@@ -1189,6 +1258,15 @@ impl Sym {
             Op::Rmw(o) => Op::Rmw(img.obj[o as usize]),
             Op::Unpark(t) => Op::Unpark(img.task[t] as TaskId),
             Op::Join(t) => Op::Join(img.task[t] as TaskId),
+            Op::JoinAll(m) => {
+                let (mut m, mut out) = (m, 0u32);
+                while m != 0 {
+                    let t = m.trailing_zeros() as usize;
+                    m &= m - 1;
+                    out |= 1 << img.task[t];
+                }
+                Op::JoinAll(out)
+            }
             other => other,
         }
     }
@@ -1230,6 +1308,18 @@ impl StackPool {
         self.set_symmetry(&[]);
         // SAFETY: as in `set_symmetry`.
         unsafe { self.rt.expect("set_symmetry allocates the runtime").as_mut().sym.forget_node_objects = true };
+    }
+}
+
+impl StackPool {
+    /// Seeds a defect in the symmetry reduction, for the test that shows the exact oracle
+    /// catches it: under symmetry the body joins the other tasks one after another, in a fixed
+    /// order no renaming keeps (what the runtime did before `join_all`).
+    #[doc(hidden)]
+    pub fn seed_symmetry_defect_join_in_order(&mut self) {
+        self.set_symmetry(&[]);
+        // SAFETY: as in `set_symmetry`.
+        unsafe { self.rt.expect("set_symmetry allocates the runtime").as_mut().sym.join_in_order = true };
     }
 }
 
