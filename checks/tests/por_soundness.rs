@@ -254,3 +254,18 @@ proptest! {
         prop_assert!(differ(&reduced, &full).is_none(), "{}\n{:?}", safe, differ(&reduced, &full));
     }
 }
+
+/// A reduction never turns an `incomplete` into a pass: a state budget that stops the full
+/// search stops the reduced one too (it stores the same states), and neither completes.
+#[test]
+fn a_state_budget_stops_the_reduced_search_as_it_stops_the_full_one() {
+    let c = cases().iter().rev().find(|c| c.full.found.is_none()).expect("a passing case");
+    let budget = c.full.stats.expect("stats").states / 2;
+    let engine = Engine::Stateful { max_states: Some(budget) };
+    for reduce in [Reduce::NONE, POR, Reduce::default()] {
+        let o = c.spec.explore(engine, &Options { reduce, ..Options::default() });
+        let st = o.stats.expect("stats");
+        assert!(!o.complete && o.found.is_none(), "{}: {reduce:?} completed under a budget of {budget}", c.rel);
+        assert_eq!(st.stopped_by, Some("state budget (max_states)"), "{}: {reduce:?}", c.rel);
+    }
+}
