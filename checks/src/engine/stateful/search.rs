@@ -549,6 +549,10 @@ impl<M: Checked> Dfs<'_, M> {
         });
         frame.sleep.clear();
         frame.done.clear();
+        if self.pframes.is_empty() {
+            // The initial state: what the body did before it is no step of the search.
+            let _ = g.take_step();
+        }
         if let Some(top) = self.pframes.last() {
             let (events, mut touch) = g.take_step();
             let t = top.chosen;
