@@ -15,7 +15,6 @@
 //!   steps with events taken as independent without asking the online monitors) each make
 //!   that oracle fail on a shipped scenario: the tests can fail.
 
-use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
@@ -58,14 +57,6 @@ fn safety_only(text: &str, spec: &Arc<dyn AnySpec>) -> String {
     doc.to_string()
 }
 
-fn reached(o: &Outcome) -> BTreeSet<&'static str> {
-    o.coverage.iter().filter(|(_, &n)| n > 0).map(|(k, _)| *k).collect()
-}
-
-fn found_invariants(o: &Outcome) -> BTreeSet<&'static str> {
-    o.found.as_ref().map(|f| f.violations.iter().map(|v| v.invariant).collect()).unwrap_or_default()
-}
-
 /// Why the reduced outcome is not the full one's, if it is not (the exact oracle: where both
 /// complete, the same states).
 fn differ(reduced: &Outcome, full: &Outcome) -> Option<String> {
@@ -75,8 +66,12 @@ fn differ(reduced: &Outcome, full: &Outcome) -> Option<String> {
     if reduced.found.is_some() != full.found.is_some() {
         return Some(format!("violation found: {} / {}", reduced.found.is_some(), full.found.is_some()));
     }
-    if found_invariants(reduced) != found_invariants(full) {
-        return Some(format!("invariants: {:?} / {:?}", found_invariants(reduced), found_invariants(full)));
+    if common::found_invariants(reduced) != common::found_invariants(full) {
+        return Some(format!(
+            "invariants: {:?} / {:?}",
+            common::found_invariants(reduced),
+            common::found_invariants(full)
+        ));
     }
     if let (Some(r), Some(f)) = (&reduced.found, &full.found) {
         if r.trace.len() > f.trace.len() {
@@ -91,8 +86,8 @@ fn differ(reduced: &Outcome, full: &Outcome) -> Option<String> {
         if r.states != f.states {
             return Some(format!("states: {} / {}", r.states, f.states));
         }
-        if reached(reduced) != reached(full) {
-            return Some(format!("coverage: {:?} / {:?}", reached(reduced), reached(full)));
+        if common::reached(reduced) != common::reached(full) {
+            return Some(format!("coverage: {:?} / {:?}", common::reached(reduced), common::reached(full)));
         }
     }
     None
@@ -191,10 +186,10 @@ fn por_with_symmetry_changes_no_verdict_of_a_shipped_scenario() {
         }
         let sym = explore(&c.spec, Reduce { por: false, ..Reduce::default() });
         assert_eq!(both.found.is_some(), sym.found.is_some(), "{}", c.rel);
-        assert_eq!(found_invariants(&both), found_invariants(&sym), "{}", c.rel);
+        assert_eq!(common::found_invariants(&both), common::found_invariants(&sym), "{}", c.rel);
         assert_eq!(both.found.is_some(), c.full.found.is_some(), "{}", c.rel);
         if both.complete && sym.complete {
-            assert_eq!(reached(&both), reached(&sym), "{}", c.rel);
+            assert_eq!(common::reached(&both), common::reached(&sym), "{}", c.rel);
         }
         compared += 1;
     }

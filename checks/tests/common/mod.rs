@@ -118,3 +118,13 @@ pub fn kswapds() -> impl proptest::strategy::Strategy<Value = Vec<(u32, bool)>> 
     use proptest::prelude::*;
     prop::collection::vec((1u32..=2, prop::bool::weighted(0.8)), 2..=3)
 }
+
+/// The coverage events an outcome reached.
+pub fn reached(o: &mmcheck::engine::Outcome) -> std::collections::BTreeSet<&'static str> {
+    o.coverage.iter().filter(|(_, &n)| n > 0).map(|(k, _)| *k).collect()
+}
+
+/// The invariants of an outcome's counterexample.
+pub fn found_invariants(o: &mmcheck::engine::Outcome) -> std::collections::BTreeSet<&'static str> {
+    o.found.as_ref().map(|f| f.violations.iter().map(|v| v.invariant).collect()).unwrap_or_default()
+}
