@@ -489,3 +489,14 @@ fn the_findings_pictures_are_current() {
     let _ = std::fs::remove_dir_all(&dir);
     assert!(stale.is_empty(), "stale pictures: run, from the repository's root,\n{}", stale.join("\n"));
 }
+
+#[test]
+fn a_stateful_page_says_which_reductions_ran_and_why_not() {
+    let r = report(LASSO);
+    let page = html::page(&r, false, None).unwrap();
+    let at = page.find("id=\"reductions\">").expect("a reductions row");
+    let row = &page[at..at + page[at..].find("</td>").unwrap()];
+    // Compaction declares no symmetric ids and not its dependencies, and the file checks progress.
+    assert!(row.contains("none"), "{row}");
+    assert!(row.contains("symmetry not applied") && row.contains("partial-order reduction not applied"), "{row}");
+}

@@ -276,6 +276,9 @@ pub fn page(r: &Report, verbose: bool, docs: Option<&str>) -> Option<String> {
                         tr { th { "engine" } td #engine { (run.outcome.engine) } }
                         tr { th { "bound" } td #bound { (bound_text(&run.outcome.engine)) } }
                         tr { th { "memory model" } td #memory-model { (run.outcome.engine.memory_model_name()) " (" (run.outcome.engine.memory_model()) ")" } }
+                        @if let Some(st) = &run.outcome.stats {
+                            tr { th { "reductions" } td #reductions { (reductions_text(st)) } }
+                        }
                         tr { th { "model version" } td #model-version { code { (model_version()) } " (the hash replay tokens carry: a token replays only with this version of the code)" } }
                         tr { th { "executions" } td { (r.executions()) } }
                     }
@@ -521,6 +524,20 @@ fn write_synced(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     f.write_all(bytes)?;
     f.flush()?;
     f.sync_all().or_else(|e| if e.kind() == std::io::ErrorKind::InvalidInput { Ok(()) } else { Err(e) })
+}
+
+/// What the stateful search reduced, and why a reduction did not apply.
+fn reductions_text(st: &crate::engine::StateStats) -> String {
+    let mut t = st.reductions.to_string();
+    if st.symmetry_group > 1 {
+        t += &format!(" (a symmetry group of {})", st.symmetry_group);
+    }
+    for (what, why) in [("symmetry", st.symmetry_not_applied), ("partial-order reduction", st.por_not_applied)] {
+        if let Some(why) = why {
+            t += &format!("; {what} not applied: {why}");
+        }
+    }
+    t
 }
 
 #[cfg(test)]
