@@ -457,6 +457,15 @@ impl<M: Checked> Dfs<'_, M> {
         ids
     }
 
+    /// A new state was reached (past the initial one): count what the transition into it found.
+    fn account_arrival(&mut self, g: &StatefulGhost<M>) {
+        if self.next_index > 0 {
+            let (found, cov) = g.take();
+            let ids = self.account(found, cov);
+            self.found(&ids);
+        }
+    }
+
     /// Whether a violation of `ids` ends the depth-first search (the target invariant, or any
     /// invariant when the scenario names none).
     fn decisive(&self, ids: &[&'static str]) -> Option<&'static str> {
@@ -525,11 +534,7 @@ impl<M: Checked> Dfs<'_, M> {
         let (fp, image) = Self::fingerprint_image(p, g);
         let enabled = p.enabled();
         let shape = (p.num_tasks(), p.num_objects(), p.num_locks(), p.finished());
-        if self.next_index > 0 {
-            let (found, cov) = g.take();
-            let ids = self.account(found, cov);
-            self.found(&ids);
-        }
+        self.account_arrival(g);
         let stop = |g: &StatefulGhost<M>, ff: &mut bool| {
             *ff = true;
             g.set_mode(Mode::FastForward);
@@ -635,11 +640,7 @@ impl<M: Checked> Dfs<'_, M> {
         let fp = self.key(p, g);
         let enabled = p.enabled();
         self.tasks_mask = if p.num_tasks() >= 32 { u32::MAX } else { (1u32 << p.num_tasks()) - 1 };
-        if self.next_index > 0 {
-            let (found, cov) = g.take();
-            let ids = self.account(found, cov);
-            self.found(&ids);
-        }
+        self.account_arrival(g);
         let stop = |g: &StatefulGhost<M>, ff: &mut bool| {
             *ff = true;
             g.set_mode(Mode::FastForward);
