@@ -133,6 +133,7 @@ fn cases() -> &'static [Case] {
 fn por_visits_every_state_and_changes_no_verdict_of_a_shipped_scenario() {
     let mut compared = 0;
     let (mut slept, mut transitions_full, mut transitions_por) = (0u64, 0u64, 0u64);
+    let (mut steps_full, mut steps_por) = (0u64, 0u64);
     for c in cases() {
         let reduced = explore(&c.spec, POR);
         let st = reduced.stats.expect("stateful stats");
@@ -141,18 +142,29 @@ fn por_visits_every_state_and_changes_no_verdict_of_a_shipped_scenario() {
             panic!("{}: partial-order reduction changed the outcome: {why}", c.rel);
         }
         if reduced.complete {
-            transitions_full += c.full.stats.expect("stats").transitions;
+            let full = c.full.stats.expect("stats");
+            transitions_full += full.transitions;
             transitions_por += st.transitions;
+            steps_full += full.steps;
+            steps_por += st.steps;
+            // What the steps went to: replays, tails, and the transitions explored (each
+            // step that is neither is one, and leads to a state or an end that counts it).
+            for (s, what) in [(&full, "full"), (&st, "reduced")] {
+                assert!(s.replayed_steps + s.tail_steps < s.steps, "{}: {what}: {s:?}", c.rel);
+                let new = s.steps - s.replayed_steps - s.tail_steps;
+                assert!(new <= s.transitions, "{}: {what}: {new} new steps, {s:?}", c.rel);
+            }
         }
         slept += st.slept;
         compared += 1;
     }
     eprintln!(
         "compared {compared} scenarios; {slept} transitions left asleep; transitions {transitions_por} reduced against \
-         {transitions_full}"
+         {transitions_full}; steps {steps_por} against {steps_full}"
     );
     assert!(compared >= 25, "compared {compared}");
     assert!(slept > 0 && transitions_por < transitions_full, "the reduction saved nothing");
+    assert!(steps_por < steps_full, "the reduction saved no step: {steps_por} against {steps_full}");
 }
 
 /// Where the reduction cannot apply, it is reported as not applied, and the search is the full

@@ -284,6 +284,14 @@ pub struct StateStats {
     /// visit had left asleep.
     pub slept: u64,
     pub revisits: u64,
+    /// Scheduling steps the depth-first search's executions ran (what a transition costs:
+    /// `steps / transitions`), those of them that replayed a known prefix to reach the state
+    /// to explore from, and those that ran an execution to its end after it had reached a
+    /// known state. The rest took transitions out of new states. (Probes that make a counterexample
+    /// shortest are not counted.)
+    pub steps: u64,
+    pub replayed_steps: u64,
+    pub tail_steps: u64,
     /// With [`Options::orbit_census`] (tests only): what the unreduced search found about the
     /// orbits of its states.
     #[serde(skip)]

@@ -205,6 +205,12 @@ struct Dfs<'a, M: Checked> {
     inv_maps: Vec<Vec<u8>>,
     slept: u64,
     revisits: u64,
+    /// Scheduling steps the search's executions ran: all of them, those that replayed a
+    /// known prefix, and those that ran an execution to its end after it reached a known
+    /// state (the rest took transitions out of new states).
+    steps_total: u64,
+    steps_replayed: u64,
+    steps_tail: u64,
     defect: Option<ReductionDefect>,
     /// [`Options::orbit_census`] (tests only): the visited set holds every state, and this
     /// the least fingerprint over each one's images and the images themselves.
@@ -339,6 +345,9 @@ impl<'a, M: Checked> Search<'a, M> {
                 inv_maps,
                 slept: 0,
                 revisits: 0,
+                steps_total: 0,
+                steps_replayed: 0,
+                steps_tail: 0,
                 defect: opts.reduce.defect,
             },
             start: now,
@@ -838,6 +847,7 @@ impl<M: Checked> Search<'_, M> {
             self.progress();
             let mut step = 0usize;
             let mut ff = false;
+            let mut tail = 0u64;
             let st = &mut self.st;
             let mut chooser = |p: &SchedPoint<'_>, g: &StatefulGhost<M>| -> TaskId {
                 let i = step;
@@ -853,16 +863,19 @@ impl<M: Checked> Search<'_, M> {
                     return replay[i] as TaskId;
                 }
                 if ff {
+                    tail += 1;
                     return lowest(p.enabled());
                 }
-                if st.por {
-                    st.arrive_por(p, g, &mut ff)
-                } else {
-                    st.arrive(p, g, &mut ff)
-                }
+                let t = if st.por { st.arrive_por(p, g, &mut ff) } else { st.arrive(p, g, &mut ff) };
+                // A known state (or a search that must stop): the tail begins here.
+                tail += u64::from(ff);
+                t
             };
             let mode = if replay.is_empty() { Mode::Explore } else { Mode::Replay };
             let (end, fin) = self.runner.execute(mode, false, &mut chooser);
+            self.st.steps_replayed += replay.len().saturating_sub(1) as u64;
+            self.st.steps_tail += tail;
+            self.st.steps_total += step as u64;
             if let RunEnd::Panicked { task, message } = &end {
                 self.error = Some(format!("task {task} panicked: {message}"));
                 return;
@@ -1144,6 +1157,9 @@ impl<M: Checked> Search<'_, M> {
             por_not_applied: self.por_not_applied,
             slept: self.st.slept,
             revisits: self.st.revisits,
+            steps: self.st.steps_total,
+            replayed_steps: self.st.steps_replayed,
+            tail_steps: self.st.steps_tail,
             orbit_census: self.st.census(self.symmetry_group),
         };
         let outcome = Outcome {
