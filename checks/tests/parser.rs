@@ -78,6 +78,34 @@ fn a_compact_memory_compactor_is_sync_and_a_fragmented_zone_is_a_param() {
     assert!(e.message.contains("out of range 0..=3"), "{e}");
 }
 
+/// A second compactor is accepted, not refused: seven shipped `*-pct-large*` files have two.
+/// Each compactor compacts its own private view of the zone, so the model leaves
+/// `too_many_isolated()` out with two compactors as with one (docs/model.md, "What the
+/// compaction model leaves out"). Targets may name either compactor; a target that is no
+/// compactor is still refused, naming its file, line and field with its table.
+#[test]
+fn a_second_compactor_is_accepted_and_either_can_be_a_target() {
+    let text = |second_target: &str| {
+        format!(
+            "model = \"compaction\"\nvariant = \"fatal-fix\"\n[[thread]]\nrole = \"compactor\"\nmode = \"async\"\n\
+             [[thread]]\nrole = \"compactor\"\nmode = \"sync-light\"\n[[thread]]\nrole = \"lock-holder\"\n\
+             lock = \"lru_lock\"\n[[thread]]\nrole = \"killer\"\ntarget = 0\n[[thread]]\nrole = \"killer\"\n\
+             target = {second_target}\n[params]\npageblocks = 4\npages_per_block = 4\nswap_cluster_max = 2\n\
+             compact_cluster_max = 2\n[explore]\nengine = \"shuttle-pct\"\niterations = 10\ndepth = 3\n\
+             [expect]\nverdict = \"pass\"\n"
+        )
+    };
+    let sc = parse(Path::new("two.toml"), &text("1")).expect("two compactors are a valid compaction file");
+    assert_eq!(sc.spec.tasks(), 5);
+    assert_eq!(
+        sc.spec.comms(),
+        ["compactor(async)", "compactor(sync-light)", "lru-holder", "killer(T0)", "killer(T1)"].map(String::from)
+    );
+    let e = err(&text("2"));
+    assert_eq!((e.line, e.field.as_deref()), (Some(17), Some("thread[4].target")));
+    assert!(e.message.contains("thread 2 is not a compactor"), "{e}");
+}
+
 #[test]
 fn errors_name_file_line_and_field() {
     let e = err(&GOOD.replace("variant = \"recheck\"", "variant = \"recheck-v9\""));

@@ -7,8 +7,12 @@
 //!
 //! # What the model leaves out, and why the verdicts do not depend on it
 //!
-//! * `too_many_isolated()` and its `congestion_wait()` loop: no other task isolates pages, so
-//!   it is never true. (Its fatal-signal exit returns 0, the same ISOLATE_ABORT the fix uses.)
+//! * `too_many_isolated()` and its `congestion_wait()` loop: with one compactor no other task
+//!   isolates pages, so it is never true. (Its fatal-signal exit returns 0, the same
+//!   ISOLATE_ABORT the fix uses.) A second compactor isolates only from its own private view of
+//!   the zone and the model keeps no node-wide isolated count, so the check is left out with two
+//!   compactors as well; there the kernel's check could fire, and a two-compactor verdict says
+//!   nothing about it (docs/model.md, "What the compaction model leaves out").
 //! * Pageblock skip hints (`isolation_suitable()`, `test_and_set_skip()`,
 //!   `update_pageblock_skip()`), cached scanner positions, `fast_find_migrateblock()`: every
 //!   `compact_zone()` here starts at the zone's ends, and a single compactor never finds a
@@ -344,7 +348,7 @@ fn isolate_migratepages_block<P: PlatformFor<Event>>(
     let cfg = &k.cfg;
     let lru_lock = &k.zone.lru_lock;
     let block = start_pfn / cfg.pages_per_block;
-    // too_many_isolated(): never true here (module docs).
+    // too_many_isolated(): left out (module docs).
     if compact_should_abort(k, cur, cc) {
         return 0;
     }
