@@ -175,6 +175,8 @@ pub struct RunOptions {
     pub check_online: bool,
     /// `--no-reduce`: the stateful engine's search with no reduction, whatever the file says.
     pub no_reduce: bool,
+    /// `--workers N`: the stateful engine's worker threads (0 and 1 both mean one).
+    pub workers: usize,
 }
 
 fn options_for(sc: &Scenario, run: &RunOptions, engine: Engine) -> Options {
@@ -191,6 +193,7 @@ fn options_for(sc: &Scenario, run: &RunOptions, engine: Engine) -> Options {
     if run.no_reduce {
         o.reduce = engine::Reduce::NONE;
     }
+    o.workers = run.workers.max(1);
     if let Some(p) = &run.progress {
         let p = Arc::clone(p);
         let label = format!("{} [{}]", sc.name, engine.name());

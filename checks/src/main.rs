@@ -57,6 +57,10 @@ enum Cmd {
         /// whatever the scenario's `[explore] reduce` says.
         #[arg(long)]
         no_reduce: bool,
+        /// The stateful engine's search on N worker threads sharing one visited table (default
+        /// 1; see docs/model.md, "Many workers"). Verdicts and state counts do not depend on N.
+        #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=256))]
+        workers: u16,
         /// Also write one self-contained HTML page per violation and DIR/index.html (see
         /// docs/scenarios.md).
         #[arg(long, value_name = "DIR")]
@@ -214,9 +218,9 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let reg = Registry::default();
     let done = match cli.cmd {
-        Cmd::Check { paths, json, replay, verbose, traces, engine, check_online, no_reduce, html, svg } => {
+        Cmd::Check { paths, json, replay, verbose, traces, engine, check_online, no_reduce, workers, html, svg } => {
             let out = HtmlOut { html, svg, verbose };
-            cmd_check(&reg, paths, json, replay, verbose, traces, engine, (check_online, no_reduce), &out)
+            cmd_check(&reg, paths, json, replay, verbose, traces, engine, (check_online, no_reduce, workers), &out)
         }
         Cmd::Matrix { model, paths, json, html } => {
             cmd_matrix(&reg, model, paths, json, &HtmlOut { html, svg: None, verbose: false })
@@ -338,13 +342,13 @@ fn cmd_check(
     verbose: bool,
     traces: bool,
     engine: Option<String>,
-    (check_online, no_reduce): (bool, bool),
+    (check_online, no_reduce, workers): (bool, bool, u16),
     out: &HtmlOut,
 ) -> Done {
     let paths = if paths.is_empty() { default_scenario_paths() } else { paths };
     let scenarios = load_all(reg, &paths)?;
     out.prepare(scenarios.len())?;
-    let mut opts = RunOptions { check_online, no_reduce, ..RunOptions::default() };
+    let mut opts = RunOptions { check_online, no_reduce, workers: workers as usize, ..RunOptions::default() };
     let engine = match &engine {
         None => None,
         Some(e) => Some(EngineName::from_name(e).ok_or_else(|| {
@@ -572,12 +576,13 @@ fn table_row(r: &Report, w: &Widths) -> String {
     } else {
         r.runs.first().map_or("-".to_string(), |run| {
             // A reduction that ran says so (`stateful sym2 por sc`: symmetry, a group of 2, and
-            // partial-order reduction).
+            // partial-order reduction), and so do several workers (`w2`).
             let reduced = match run.outcome.stats {
                 Some(st) => {
                     let sym = if st.symmetry_group > 1 { format!(" sym{}", st.symmetry_group) } else { String::new() };
                     let por = if st.reductions.ends_with("por") { " por" } else { "" };
-                    format!("{sym}{por}")
+                    let workers = if st.workers > 1 { format!(" w{}", st.workers) } else { String::new() };
+                    format!("{sym}{por}{workers}")
                 }
                 _ => String::new(),
             };

@@ -169,6 +169,9 @@ pub struct Options {
     /// reduction (checks/tests/reduction_soundness.rs). Off in every user's run.
     #[doc(hidden)]
     pub orbit_census: bool,
+    /// Stateful engine: search with this many worker threads sharing one visited table
+    /// (`--workers N`; docs/model.md, "Many workers"). 0 and 1 both mean one.
+    pub workers: usize,
 }
 
 /// The stateful engine's reductions (`[explore] reduce`, `--no-reduce`): each is applied only
@@ -197,9 +200,16 @@ impl Reduce {
     pub const NAMES: &'static [&'static str] = &["symmetry", "por"];
 }
 
-/// A seeded defect in a reduction (never in a user's run: only the tests set one).
+/// A seeded defect in a reduction or in the parallel search (never in a user's run: only the
+/// tests set one).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ReductionDefect {
+    /// `--workers`: a job handed over loses the first of its transitions (the giver clears it,
+    /// and nobody explores it).
+    WorkersLoseGivenTransition,
+    /// `--workers`: the workers record only the transitions that reached a new state (a
+    /// spanning forest), so the fair-cycle pass sees no cycle.
+    WorkersRecordTreeEdgesOnly,
     /// The canonicalisation forgets that a node's objects (`pgdat[n]`) move with the node.
     SymmetryForgetsNodeObjects,
     /// Sleep sets that forget the runtime's part of the independence relation: two steps on
@@ -225,6 +235,7 @@ impl Default for Options {
             history_only: false,
             reduce: Reduce::default(),
             orbit_census: false,
+            workers: 1,
         }
     }
 }
@@ -292,6 +303,11 @@ pub struct StateStats {
     pub steps: u64,
     pub replayed_steps: u64,
     pub tail_steps: u64,
+    /// Worker threads that searched (`--workers`), and the fewest and most states one of
+    /// them stored (how evenly the work was shared).
+    pub workers: usize,
+    pub worker_states_min: u64,
+    pub worker_states_max: u64,
     /// With [`Options::orbit_census`] (tests only): what the unreduced search found about the
     /// orbits of its states.
     #[serde(skip)]

@@ -128,3 +128,20 @@ pub fn reached(o: &mmcheck::engine::Outcome) -> std::collections::BTreeSet<&'sta
 pub fn found_invariants(o: &mmcheck::engine::Outcome) -> std::collections::BTreeSet<&'static str> {
     o.found.as_ref().map(|f| f.violations.iter().map(|v| v.invariant).collect()).unwrap_or_default()
 }
+
+/// The shipped scenarios of at most `max_tasks` threads, outside heavy/: (path relative to
+/// scenarios/, scenario), in file order.
+pub fn shipped_small(max_tasks: usize) -> Vec<(String, scenario::Scenario)> {
+    let mut out = Vec::new();
+    for f in scenario::collect_files(&scenarios_dir()).unwrap() {
+        if f.components().any(|c| c.as_os_str() == "heavy") {
+            continue;
+        }
+        let sc = scenario::load(&f).unwrap_or_else(|e| panic!("{e}"));
+        if sc.spec.tasks() <= max_tasks {
+            let rel = f.strip_prefix(scenarios_dir()).unwrap_or(Path::new("?")).display().to_string();
+            out.push((rel, sc));
+        }
+    }
+    out
+}

@@ -28,6 +28,7 @@
 //!   global order; fences order nothing more. Weak-memory outcomes are loom's job.
 
 pub(crate) mod ghost;
+mod parallel;
 mod search;
 pub mod symmetry;
 
@@ -59,6 +60,7 @@ pub fn explore<M: Checked>(spec: &Spec<M>, engine: Engine, opts: &Options) -> Ou
         history_only: opts.history_only,
         reduce: Reduce { symmetry: false, ..opts.reduce },
         orbit_census: false,
+        workers: opts.workers,
     };
     let (mut again, _) = search::Search::new(spec, engine, &full, max_states).run();
     again.executions += out.executions;

@@ -14,6 +14,7 @@ use mmmodel::platform::stateful::{self, Op, RunEnd, SchedPoint, StackPool, TaskI
 use mmmodel::platform::Stateful;
 
 use super::ghost::{Mode, StatefulGhost, StepEvents, TOUCH_SLEEPERS};
+use super::parallel::{self, Graph, Job, Shared};
 use super::symmetry;
 use crate::engine::{Engine, Found, Options, OrbitCensus, Outcome, Progress, ReductionDefect, Replay, StateStats};
 use crate::monitor::online::Found as OnlineFound;
@@ -23,7 +24,7 @@ use crate::trace::Trace;
 
 /// Fingerprints are already uniformly distributed: hash them by themselves.
 #[derive(Default)]
-struct Identity(u64);
+pub(super) struct Identity(u64);
 
 impl std::hash::Hasher for Identity {
     fn finish(&self) -> u64 {
@@ -57,6 +58,8 @@ struct Frame {
     moves: u32,
     /// Position on the Tarjan stack.
     tpos: usize,
+    /// The state's fingerprint (the visited table's key).
+    fp: u64,
 }
 
 /// A step's footprint changes what every other step sees (it started or ended a task, or made
@@ -215,6 +218,15 @@ struct Dfs<'a, M: Checked> {
     /// [`Options::orbit_census`] (tests only): the visited set holds every state, and this
     /// the least fingerprint over each one's images and the images themselves.
     census: Option<Census>,
+    /// With more than one worker (parallel.rs): the shared visited table and job market, the
+    /// schedule to the state this worker's search starts from, the transitions it was given
+    /// there (until it has reached it), the states it stored, and (when `progress` is
+    /// checked) its part of the state graph.
+    shared: Option<Arc<Shared>>,
+    prefix: Vec<u8>,
+    root: Option<u32>,
+    stored: u64,
+    graph: Option<Graph>,
 }
 
 /// What [`Options::orbit_census`] collects.
@@ -236,6 +248,27 @@ pub(super) struct Search<'a, M: Checked> {
     symmetry_group: usize,
     symmetry_not_applied: Option<&'static str>,
     por_not_applied: Option<&'static str>,
+    /// Workers that searched, and the fewest and most states one of them stored.
+    workers: usize,
+    worker_states: (u64, u64),
+}
+
+/// What one worker of a parallel search found, for the search that started it.
+struct WorkerOut {
+    executions: u64,
+    transitions: u64,
+    max_depth: usize,
+    coverage: BTreeMap<&'static str, u64>,
+    violated: BTreeMap<&'static str, u64>,
+    first_violation: BTreeMap<&'static str, u64>,
+    target: Option<Target>,
+    stopped_by: Option<&'static str>,
+    error: Option<String>,
+    slept: u64,
+    revisits: u64,
+    steps: (u64, u64, u64),
+    stored: u64,
+    graph: Option<Graph>,
 }
 
 /// Bytes the visited table takes per slot of capacity (key, value, control byte).
@@ -272,6 +305,15 @@ fn map_mask(map: &[u8], mask: u32) -> u32 {
     out
 }
 
+/// The mask of every task that exists at `p`.
+fn tasks_mask(p: &SchedPoint<'_>) -> u32 {
+    if p.num_tasks() >= 32 {
+        u32::MAX
+    } else {
+        (1u32 << p.num_tasks()) - 1
+    }
+}
+
 fn lowest(mask: u32) -> TaskId {
     mask.trailing_zeros() as TaskId
 }
@@ -287,7 +329,13 @@ impl<'a, M: Checked> Search<'a, M> {
             Some(ReductionDefect::SymmetryForgetsNodeObjects) => pool.seed_symmetry_defect_forget_node_objects(),
             Some(ReductionDefect::SymmetryJoinsInOrder) => pool.seed_symmetry_defect_join_in_order(),
             // Seeded in the search itself (`Dfs::independent`).
-            Some(ReductionDefect::PorIgnoresObjects | ReductionDefect::PorIgnoresGhost) | None => {}
+            Some(
+                ReductionDefect::PorIgnoresObjects
+                | ReductionDefect::PorIgnoresGhost
+                | ReductionDefect::WorkersLoseGivenTransition
+                | ReductionDefect::WorkersRecordTreeEdgesOnly,
+            )
+            | None => {}
         }
         pool.set_symmetry(&std::mem::take(&mut images));
         let por = por_applies(spec, opts);
@@ -349,10 +397,17 @@ impl<'a, M: Checked> Search<'a, M> {
                 steps_replayed: 0,
                 steps_tail: 0,
                 defect: opts.reduce.defect,
+                shared: None,
+                prefix: Vec::new(),
+                root: None,
+                stored: 0,
+                graph: None,
             },
             start: now,
             last_progress: now,
             error: None,
+            workers: 1,
+            worker_states: (0, 0),
         }
     }
 }
@@ -486,10 +541,13 @@ impl<M: Checked> Dfs<'_, M> {
 
     /// The schedule of the search path (the choice taken at every state on it).
     fn path(&self) -> Vec<u8> {
+        let mut path = self.prefix.clone();
         if self.por {
-            return self.pframes.iter().map(|f| f.chosen).collect();
+            path.extend(self.pframes.iter().map(|f| f.chosen));
+        } else {
+            path.extend(self.frames.iter().map(|f| f.chosen));
         }
-        self.frames.iter().map(|f| f.chosen).collect()
+        path
     }
 
     /// A safety violation found by the transition the search path ends with.
@@ -501,8 +559,20 @@ impl<M: Checked> Dfs<'_, M> {
         }
     }
 
+    /// States stored (by every worker).
+    fn states(&self) -> u64 {
+        match &self.shared {
+            Some(sh) => sh.states.load(std::sync::atomic::Ordering::Relaxed),
+            None => self.visited.len() as u64,
+        }
+    }
+
     fn memory_bytes(&self) -> u64 {
-        self.visited.capacity() as u64 * BYTES_PER_SLOT
+        let table = match &self.shared {
+            Some(sh) => sh.capacity(),
+            None => self.visited.capacity(),
+        };
+        table as u64 * BYTES_PER_SLOT
             + (self.frames.capacity() * std::mem::size_of::<Frame>()) as u64
             + (self.tstack.capacity() * std::mem::size_of::<TEntry>()) as u64
             + (self.pframes.capacity() * std::mem::size_of::<PFrame<M>>()) as u64
@@ -552,17 +622,7 @@ impl<M: Checked> Dfs<'_, M> {
         // The sleep set of this state: the parent's sleeping and explored transitions that are
         // independent of the one just taken. (Frames are reused: their vectors keep their
         // room.)
-        let mut frame = self.spare.pop().unwrap_or_else(|| PFrame {
-            todo: 0,
-            chosen: 0,
-            sleep: Vec::new(),
-            done: Vec::new(),
-            online: M::Online::default(),
-            ops: Vec::new(),
-            shape: (0, 0, 0, 0),
-        });
-        frame.sleep.clear();
-        frame.done.clear();
+        let mut frame = self.spare_frame();
         if self.pframes.is_empty() {
             // The initial state: what the body did before it is no step of the search.
             let _ = g.take_step();
@@ -588,7 +648,33 @@ impl<M: Checked> Dfs<'_, M> {
         }
         let asleep = frame.sleep.iter().fold(0u32, |m, a| m | 1 << a.task) & enabled;
         let canonical = self.to_canonical(asleep, image);
+        let seen = match self.shared.clone() {
+            Some(sh) => match self.reserve() {
+                Err(why) => {
+                    self.stopped_by = Some(why);
+                    Some(0)
+                }
+                // `None`: this visit stored the state; otherwise what earlier visits (by any
+                // worker) left asleep and this one does not.
+                Ok(()) => {
+                    let seen = sh.visit_sleeping(fp, canonical);
+                    self.revisits += u64::from(seen.is_some_and(|left| left != 0));
+                    seen
+                }
+            },
+            None => None,
+        };
+        let stored_here = self.shared.is_some() && seen.is_none();
+        if stored_here {
+            self.next_index += 1;
+            self.stored += 1;
+            self.slept += asleep.count_ones() as u64;
+        }
         let todo = match self.visited.get(&fp).copied() {
+            _ if self.shared.is_some() => match seen {
+                Some(left) => self.canonical_to_own(left, image) & enabled,
+                None => enabled & !asleep,
+            },
             Some(stored) => {
                 // Explored before with sleep set `stored`: explore what it left asleep and
                 // this visit does not.
@@ -619,18 +705,51 @@ impl<M: Checked> Dfs<'_, M> {
         let first = lowest(todo);
         frame.todo = todo & !(1 << first);
         frame.chosen = first as u8;
-        g.online_into(&mut frame.online);
-        frame.ops.clear();
-        frame.ops.extend((0..shape.0).map(|t| p.pending(t as TaskId)));
-        frame.shape = shape;
+        Self::snapshot(&mut frame, p, g);
         self.pframes.push(frame);
         self.max_depth = self.max_depth.max(self.pframes.len());
         g.set_mode(Mode::Explore);
         first
     }
 
+    /// A frame for the partial-order reduced search (a popped one reused: its vectors keep
+    /// their room), with empty sets.
+    fn spare_frame(&mut self) -> PFrame<M> {
+        let mut frame = self.spare.pop().unwrap_or_else(|| PFrame {
+            todo: 0,
+            chosen: 0,
+            sleep: Vec::new(),
+            done: Vec::new(),
+            online: M::Online::default(),
+            ops: Vec::new(),
+            shape: (0, 0, 0, 0),
+        });
+        frame.sleep.clear();
+        frame.done.clear();
+        frame
+    }
+
+    /// What a frame keeps of its state for the independence checks: the online monitors,
+    /// every task's pending op, the runtime's shape.
+    fn snapshot(frame: &mut PFrame<M>, p: &SchedPoint<'_>, g: &StatefulGhost<M>) {
+        g.online_into(&mut frame.online);
+        frame.ops.clear();
+        frame.ops.extend((0..p.num_tasks()).map(|t| p.pending(t as TaskId)));
+        frame.shape = (p.num_tasks(), p.num_objects(), p.num_locks(), p.finished());
+    }
+
     /// Make room for one more state, or say why not.
     fn reserve(&mut self) -> Result<(), &'static str> {
+        if let Some(sh) = &self.shared {
+            let n = sh.states.load(std::sync::atomic::Ordering::Relaxed);
+            if self.max_states.is_some_and(|m| n >= m) {
+                return Err("state budget (max_states)");
+            }
+            if n.saturating_mul(super::BYTES_PER_STATE) > self.max_memory {
+                return Err("memory");
+            }
+            return Ok(());
+        }
         if self.max_states.is_some_and(|m| self.visited.len() as u64 >= m) {
             return Err("state budget (max_states)");
         }
@@ -646,9 +765,12 @@ impl<M: Checked> Dfs<'_, M> {
 
     /// The chooser at a scheduling point reached by a new transition (or the first one).
     fn arrive(&mut self, p: &SchedPoint<'_>, g: &StatefulGhost<M>, ff: &mut bool) -> TaskId {
+        if self.shared.is_some() {
+            return self.arrive_shared(p, g, ff);
+        }
         let fp = self.key(p, g);
         let enabled = p.enabled();
-        self.tasks_mask = if p.num_tasks() >= 32 { u32::MAX } else { (1u32 << p.num_tasks()) - 1 };
+        self.tasks_mask = tasks_mask(p);
         self.account_arrival(g);
         let stop = |g: &StatefulGhost<M>, ff: &mut bool| {
             *ff = true;
@@ -686,10 +808,139 @@ impl<M: Checked> Dfs<'_, M> {
             chosen: first as u8,
             moves: 0,
             tpos,
+            fp,
         });
         self.max_depth = self.max_depth.max(self.frames.len());
         g.set_mode(Mode::Explore);
         first
+    }
+
+    /// [`Self::arrive`] for one of several workers: the visited table is shared, there is no
+    /// Tarjan (with `progress` the worker records its part of the graph instead, for
+    /// [`parallel::components`]).
+    fn arrive_shared(&mut self, p: &SchedPoint<'_>, g: &StatefulGhost<M>, ff: &mut bool) -> TaskId {
+        let fp = Self::fingerprint(p, g);
+        let enabled = p.enabled();
+        self.tasks_mask = tasks_mask(p);
+        self.account_arrival(g);
+        let initial = self.prefix.is_empty() && self.frames.is_empty();
+        let edge = self.frames.last().map(|top| (top.fp, fp, top.chosen));
+        let tree_only = self.defect == Some(ReductionDefect::WorkersRecordTreeEdgesOnly);
+        if let Some(graph) = &mut self.graph {
+            match edge {
+                Some(e) if !tree_only => graph.edges.push(e),
+                None if initial => graph.initial = Some(fp),
+                _ => {}
+            }
+        }
+        let stop = |g: &StatefulGhost<M>, ff: &mut bool| {
+            *ff = true;
+            g.set_mode(Mode::FastForward);
+            lowest(enabled)
+        };
+        if self.target.is_some() || self.stopped_by.is_some() {
+            return stop(g, ff);
+        }
+        if let Err(why) = self.reserve() {
+            self.stopped_by = Some(why);
+            return stop(g, ff);
+        }
+        let sh = self.shared.as_ref().expect("a shared table");
+        if !sh.insert(fp, 0) {
+            return stop(g, ff);
+        }
+        self.next_index += 1;
+        self.stored += 1;
+        if let Some(graph) = &mut self.graph {
+            graph.nodes.push((fp, enabled, self.tasks_mask));
+            if let (Some(e), true) = (edge, tree_only) {
+                graph.edges.push(e);
+            }
+        }
+        let first = lowest(enabled);
+        self.frames.push(Frame {
+            index: 0,
+            low: 0,
+            todo: enabled & !(1 << first),
+            chosen: first as u8,
+            moves: 0,
+            tpos: 0,
+            fp,
+        });
+        self.max_depth = self.max_depth.max(self.prefix.len() + self.frames.len());
+        g.set_mode(Mode::Explore);
+        first
+    }
+
+    /// The state a job starts from (another worker stored it, and gave away the transitions
+    /// `todo` left to explore there): a frame for them, with an empty sleep set under
+    /// partial-order reduction (which only explores more).
+    fn arrive_root(&mut self, p: &SchedPoint<'_>, g: &StatefulGhost<M>, todo: u32) -> TaskId {
+        let _ = g.take();
+        let _ = g.take_step();
+        // What this worker's next transitions find counts (`account_arrival`).
+        self.next_index = self.next_index.max(1);
+        let enabled = p.enabled();
+        self.tasks_mask = tasks_mask(p);
+        let todo = todo & enabled;
+        debug_assert!(todo != 0, "a job whose transitions are not enabled");
+        let first = lowest(todo);
+        if self.por {
+            let mut frame = self.spare_frame();
+            frame.todo = todo & !(1 << first);
+            frame.chosen = first as u8;
+            Self::snapshot(&mut frame, p, g);
+            self.pframes.push(frame);
+        } else {
+            let fp = Self::fingerprint(p, g);
+            self.frames.push(Frame {
+                index: 0,
+                low: 0,
+                todo: todo & !(1 << first),
+                chosen: first as u8,
+                moves: 0,
+                tpos: 0,
+                fp,
+            });
+        }
+        g.set_mode(Mode::Explore);
+        first
+    }
+
+    /// If another worker waits for work: the transitions left at the shallowest state of the
+    /// search path that has some, given away (and no longer this worker's).
+    fn donate(&mut self) -> Option<Job> {
+        if !self.shared.as_ref()?.wanted() {
+            return None;
+        }
+        let depth = if self.por {
+            self.pframes.iter().position(|f| f.todo != 0)?
+        } else {
+            self.frames.iter().position(|f| f.todo != 0)?
+        };
+        let mut prefix = self.prefix.clone();
+        let mut todo = if self.por {
+            prefix.extend(self.pframes[..depth].iter().map(|f| f.chosen));
+            std::mem::take(&mut self.pframes[depth].todo)
+        } else {
+            prefix.extend(self.frames[..depth].iter().map(|f| f.chosen));
+            std::mem::take(&mut self.frames[depth].todo)
+        };
+        if self.defect == Some(ReductionDefect::WorkersLoseGivenTransition) {
+            // Only the first transition of the job is lost.
+            todo &= todo - 1;
+        }
+        (todo != 0).then_some(Job { prefix, todo })
+    }
+
+    /// Start the search over from a job.
+    fn start_job(&mut self, job: Job) {
+        self.frames.clear();
+        while let Some(f) = self.pframes.pop() {
+            self.spare.push(f);
+        }
+        self.prefix = job.prefix;
+        self.root = Some(job.todo);
     }
 
     /// The execution the search just ran ended (not in fast-forward): what its last transition
@@ -738,6 +989,11 @@ impl<M: Checked> Dfs<'_, M> {
                 top.todo &= !(1 << t);
                 top.chosen = t as u8;
                 return true;
+            }
+            if self.shared.is_some() {
+                // No Tarjan with several workers.
+                self.frames.pop();
+                continue;
             }
             self.pop_frame();
             if self.target.is_some() || self.refuted {
@@ -811,6 +1067,9 @@ impl<M: Checked> Search<'_, M> {
         if self.st.stopped_by.is_some() || self.st.target.is_some() || self.error.is_some() {
             return true;
         }
+        if self.st.shared.as_ref().is_some_and(|sh| sh.stop.load(std::sync::atomic::Ordering::Relaxed)) {
+            return true;
+        }
         if self.opts.max_duration.is_some_and(|d| self.start.elapsed() >= d) {
             self.st.stopped_by = Some("time limit");
         }
@@ -824,8 +1083,8 @@ impl<M: Checked> Search<'_, M> {
                 p(&Progress {
                     executions: self.runner.executions,
                     seconds: self.start.elapsed().as_secs_f64(),
-                    states: Some(self.st.visited.len() as u64),
-                    depth: Some(self.st.frames.len()),
+                    states: Some(self.st.states()),
+                    depth: Some(self.st.prefix.len() + self.st.frames.len().max(self.st.pframes.len())),
                 });
             }
         }
@@ -839,21 +1098,26 @@ impl<M: Checked> Search<'_, M> {
     /// the choices of the states on the search path, then explores new transitions until it
     /// reaches a known state, then runs to its end (fast-forward).
     fn dfs(&mut self) {
-        let mut replay: Vec<u8> = Vec::new();
+        // A job's first execution replays the schedule to the state it starts from.
+        let mut replay: Vec<u8> = self.st.prefix.clone();
         loop {
             if self.should_stop() {
                 return;
             }
             self.progress();
+            if let Some(job) = self.st.donate() {
+                self.st.shared.as_ref().expect("a donation is shared").give(job);
+            }
             let mut step = 0usize;
             let mut ff = false;
             let mut tail = 0u64;
+            let root = self.st.root.take();
             let st = &mut self.st;
             let mut chooser = |p: &SchedPoint<'_>, g: &StatefulGhost<M>| -> TaskId {
                 let i = step;
                 step += 1;
                 if i < replay.len() {
-                    if i + 1 == replay.len() {
+                    if i + 1 == replay.len() && root.is_none() {
                         // The last replayed choice is a new transition: its findings (and,
                         // under partial-order reduction, its footprint) count.
                         let _ = g.take();
@@ -866,6 +1130,9 @@ impl<M: Checked> Search<'_, M> {
                     tail += 1;
                     return lowest(p.enabled());
                 }
+                if let (Some(todo), true) = (root, i == replay.len()) {
+                    return st.arrive_root(p, g, todo);
+                }
                 let t = if st.por { st.arrive_por(p, g, &mut ff) } else { st.arrive(p, g, &mut ff) };
                 // A known state (or a search that must stop): the tail begins here.
                 tail += u64::from(ff);
@@ -873,7 +1140,7 @@ impl<M: Checked> Search<'_, M> {
             };
             let mode = if replay.is_empty() { Mode::Explore } else { Mode::Replay };
             let (end, fin) = self.runner.execute(mode, false, &mut chooser);
-            self.st.steps_replayed += replay.len().saturating_sub(1) as u64;
+            self.st.steps_replayed += replay.len().saturating_sub(usize::from(root.is_none())) as u64;
             self.st.steps_tail += tail;
             self.st.steps_total += step as u64;
             if let RunEnd::Panicked { task, message } = &end {
@@ -892,6 +1159,131 @@ impl<M: Checked> Search<'_, M> {
             }
             replay.clear();
             replay.extend(self.st.path());
+        }
+    }
+
+    // ---------------------------------------------------------------- many workers
+
+    /// The search with `workers` threads (parallel.rs): each runs [`Self::dfs`] on its own
+    /// runtime from the jobs it gets, over one shared visited table; the first decisive
+    /// violation, budget or error stops them all. Then, if `progress` is checked, the fair
+    /// components of the graph they recorded.
+    fn parallel(&mut self, workers: usize) {
+        let shared = Arc::new(Shared::new(workers));
+        let with_graph = self.spec.invariants.contains(&M::PROGRESS);
+        let quiet = Options { progress: None, ..self.opts.clone() };
+        let (spec, engine, max_states, opts) = (self.spec, self.engine, self.st.max_states, self.opts);
+        let outs: Vec<WorkerOut> = std::thread::scope(|sc| {
+            let handles: Vec<_> = (0..workers)
+                .map(|w| {
+                    let shared = Arc::clone(&shared);
+                    let opts = if w == 0 { opts } else { &quiet };
+                    sc.spawn(move || {
+                        let mut s = Search::new(spec, engine, opts, max_states);
+                        s.st.shared = Some(Arc::clone(&shared));
+                        s.st.graph = with_graph.then(Graph::default);
+                        // Worker 0 starts at the initial state; the others wait for jobs.
+                        let mut first = w == 0;
+                        loop {
+                            if !first {
+                                match shared.take() {
+                                    Some(job) => s.st.start_job(job),
+                                    None => break,
+                                }
+                            }
+                            first = false;
+                            s.dfs();
+                            if s.st.target.is_some() || s.st.stopped_by.is_some() || s.error.is_some() {
+                                shared.halt();
+                                break;
+                            }
+                        }
+                        WorkerOut {
+                            executions: s.runner.executions,
+                            transitions: s.st.transitions,
+                            max_depth: s.st.max_depth,
+                            coverage: s.st.coverage,
+                            violated: s.st.violated,
+                            first_violation: s.st.first_violation,
+                            target: s.st.target,
+                            stopped_by: s.st.stopped_by,
+                            error: s.error,
+                            slept: s.st.slept,
+                            revisits: s.st.revisits,
+                            steps: (s.st.steps_total, s.st.steps_replayed, s.st.steps_tail),
+                            stored: s.st.stored,
+                            graph: s.st.graph,
+                        }
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))).collect()
+        });
+        self.workers = workers;
+        self.worker_states =
+            (outs.iter().map(|o| o.stored).min().unwrap_or(0), outs.iter().map(|o| o.stored).max().unwrap_or(0));
+        let st = &mut self.st;
+        let mut graphs = Vec::new();
+        for o in outs {
+            self.runner.executions += o.executions;
+            st.transitions += o.transitions;
+            st.max_depth = st.max_depth.max(o.max_depth);
+            for (k, v) in o.coverage {
+                *st.coverage.entry(k).or_insert(0) += v;
+            }
+            for (k, v) in o.violated {
+                *st.violated.entry(k).or_insert(0) += v;
+            }
+            for (k, v) in o.first_violation {
+                let e = st.first_violation.entry(k).or_insert(v);
+                *e = (*e).min(v);
+            }
+            st.target = st.target.take().or(o.target);
+            st.stopped_by = st.stopped_by.or(o.stopped_by);
+            self.error = self.error.take().or(o.error);
+            st.slept += o.slept;
+            st.revisits += o.revisits;
+            st.steps_total += o.steps.0;
+            st.steps_replayed += o.steps.1;
+            st.steps_tail += o.steps.2;
+            graphs.extend(o.graph);
+        }
+        st.shared = Some(shared);
+        if with_graph && st.target.is_none() && st.stopped_by.is_none() && self.error.is_none() {
+            self.fair_components(&graphs);
+        }
+    }
+
+    /// `progress` over the graph the workers recorded: a component with a transition inside it
+    /// where every task moves or is disabled somewhere is a fair cycle (as in
+    /// [`Dfs::pop_frame`], with the same closure under the symmetry group).
+    fn fair_components(&mut self, graphs: &[Graph]) {
+        let (comps, initial) = parallel::components(graphs);
+        let inv = M::PROGRESS.name();
+        for c in comps {
+            if !self.st.task_maps.is_empty() {
+                let (mut cm, mut cd) = (c.moves, c.disabled);
+                for map in &self.st.task_maps {
+                    cm |= map_mask(map, c.moves);
+                    cd |= map_mask(map, c.disabled);
+                }
+                if (cm | cd) & c.tasks == c.tasks {
+                    self.st.refuted = true;
+                    return;
+                }
+                continue;
+            }
+            if (c.moves | c.disabled) & c.tasks != c.tasks {
+                continue;
+            }
+            self.st.count_violations(&[inv]);
+            if self.st.decisive(&[inv]).is_some() {
+                let members: FpSet = c.members.iter().copied().collect();
+                let path =
+                    initial.and_then(|i| parallel::path_to(graphs, i, &|fp| members.contains(&fp))).unwrap_or_default();
+                self.st.target = Some(Target::Cycle { members, must_move: c.tasks & !c.disabled, path });
+                return;
+            }
         }
     }
 
@@ -1120,7 +1512,11 @@ impl<M: Checked> Search<'_, M> {
             self.st.coverage = r.coverage.clone();
             found = Some(self.report(r, choices, cycle));
         } else {
-            self.dfs();
+            if self.opts.workers > 1 && self.st.census.is_none() {
+                self.parallel(self.opts.workers);
+            } else {
+                self.dfs();
+            }
             if self.error.is_none() && !self.st.refuted {
                 let what = match &self.st.target {
                     Some(Target::Safety { invariant, .. }) => Some(*invariant),
@@ -1138,9 +1534,9 @@ impl<M: Checked> Search<'_, M> {
         }
         let complete =
             self.st.stopped_by.is_none() && self.error.is_none() && found.is_none() && self.opts.replay.is_none();
-        let n = self.st.visited.len() as f64;
+        let n = self.st.states() as f64;
         let stats = StateStats {
-            states: self.st.visited.len() as u64,
+            states: self.st.states(),
             transitions: self.st.transitions,
             max_depth: self.st.max_depth,
             memory_bytes: self.st.memory_bytes(),
@@ -1160,6 +1556,9 @@ impl<M: Checked> Search<'_, M> {
             steps: self.st.steps_total,
             replayed_steps: self.st.steps_replayed,
             tail_steps: self.st.steps_tail,
+            workers: self.workers.max(1),
+            worker_states_min: self.worker_states.0,
+            worker_states_max: self.worker_states.1,
             orbit_census: self.st.census(self.symmetry_group),
         };
         let outcome = Outcome {

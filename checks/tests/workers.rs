@@ -1,0 +1,143 @@
+//! `--workers N` (docs/model.md, "Many workers"): the stateful engine's search on several
+//! threads sharing one visited table changes no verdict and, where the search completes, stores
+//! exactly the states one worker stores (the set of reachable states, or under symmetry of
+//! their orbits, does not depend on who explores what; partial-order reduction visits every
+//! state too). `progress` is decided by a fair-cycle pass over the graph the workers record.
+//!
+//! Two seeded defects in the parallel search show these tests can fail: a job market that
+//! loses a transition it hands over (`ReductionDefect::WorkersLoseGivenTransition`: states
+//! are missed), and workers that record only the transitions into new states
+//! (`ReductionDefect::WorkersRecordTreeEdgesOnly`: the graph has no cycle, so a livelock
+//! passes).
+
+use std::collections::BTreeSet;
+
+use mmcheck::engine::{Engine, Options, Outcome, Reduce, ReductionDefect};
+use mmcheck::scenario::{self, Scenario};
+
+mod common;
+
+const ENGINE: Engine = Engine::Stateful { max_states: Some(100_000) };
+
+fn explore(sc: &Scenario, workers: usize, defect: Option<ReductionDefect>) -> Outcome {
+    explore_with(ENGINE, sc, workers, defect)
+}
+
+fn explore_with(engine: Engine, sc: &Scenario, workers: usize, defect: Option<ReductionDefect>) -> Outcome {
+    let reduce = Reduce { defect, ..sc.reduce.unwrap_or_default() };
+    sc.spec.explore(engine, &Options { workers, reduce, ..Options::default() })
+}
+
+fn reached(o: &Outcome) -> BTreeSet<&'static str> {
+    o.coverage.iter().filter(|(_, &n)| n > 0).map(|(k, _)| *k).collect()
+}
+
+/// Why the outcome with several workers is not the one with one, if it is not.
+fn differ(many: &Outcome, one: &Outcome) -> Option<String> {
+    if many.error.is_some() || one.error.is_some() {
+        return Some(format!("errors: {:?} / {:?}", many.error, one.error));
+    }
+    if many.found.is_some() != one.found.is_some() {
+        return Some(format!("violation found: {} / {}", many.found.is_some(), one.found.is_some()));
+    }
+    if common::found_invariants(many) != common::found_invariants(one) {
+        return Some(format!("invariants: {:?} / {:?}", common::found_invariants(many), common::found_invariants(one)));
+    }
+    if many.complete != one.complete {
+        return Some(format!("complete: {} / {}", many.complete, one.complete));
+    }
+    let (m, o) = (many.stats.expect("stats"), one.stats.expect("stats"));
+    if many.complete && (m.states != o.states || reached(many) != reached(one)) {
+        return Some(format!("states {} / {}, coverage {:?} / {:?}", m.states, o.states, reached(many), reached(one)));
+    }
+    None
+}
+
+/// The shipped scenarios of at most 6 threads (not heavy/) whose one-worker search ends within
+/// [`ENGINE`]'s budget, with that outcome.
+fn cases() -> Vec<(String, Scenario, Outcome)> {
+    let mut out = Vec::new();
+    for (rel, sc) in common::shipped_small(6) {
+        let one = explore(&sc, 1, None);
+        if one.complete || one.found.is_some() {
+            out.push((rel, sc, one));
+        }
+    }
+    out
+}
+
+#[test]
+fn several_workers_change_no_verdict_and_store_the_same_states() {
+    let (mut compared, mut complete, mut progress, mut shared) = (0, 0, 0, 0);
+    for (rel, sc, one) in cases() {
+        // Three workers on the smaller half (the market is busier with more of them).
+        let three = one.stats.is_some_and(|s| s.states < 10_000);
+        for workers in if three { vec![2, 3] } else { vec![2] } {
+            let many = explore(&sc, workers, None);
+            if let Some(why) = differ(&many, &one) {
+                panic!("{rel}: {workers} workers: {why}");
+            }
+            let st = many.stats.expect("stats");
+            assert_eq!(st.workers, workers, "{rel}");
+            if many.complete && st.worker_states_min > 0 {
+                shared += 1;
+            }
+        }
+        compared += 1;
+        complete += usize::from(one.complete);
+        progress += usize::from(sc.spec.invariants().contains(&"progress"));
+    }
+    eprintln!(
+        "{compared} scenarios ({complete} complete, {progress} checking progress); {shared} runs where every worker \
+         stored states"
+    );
+    assert!(compared >= 40 && complete >= 20 && progress >= 20, "{compared} {complete} {progress}");
+    assert!(shared > 0, "no search was ever shared between workers");
+}
+
+/// The state budget stops the parallel search as it stops one worker: `incomplete`, never a
+/// pass.
+#[test]
+fn a_state_budget_stops_every_worker() {
+    let sc = scenario::load(&common::scenarios_dir().join("kswapd-stall/recheck-3kswapd-writer-anytime-stateful.toml"))
+        .unwrap();
+    let o =
+        sc.spec.explore(Engine::Stateful { max_states: Some(5_000) }, &Options { workers: 2, ..Options::default() });
+    assert!(!o.complete && o.found.is_none() && o.error.is_none(), "{:?}", o.error);
+    let st = o.stats.expect("stats");
+    assert_eq!(st.stopped_by, Some("state budget (max_states)"));
+    assert!(st.states >= 5_000 && st.states < 5_100, "{}", st.states);
+}
+
+/// A job market that loses work misses states: the comparison above catches it.
+#[test]
+fn a_market_that_loses_a_given_transition_is_caught() {
+    let sc =
+        scenario::load(&common::scenarios_dir().join("kswapd-stall/recheck-direct-reclaim-bdi-stateful.toml")).unwrap();
+    let engine = Engine::Stateful { max_states: Some(250_000) };
+    let one = explore_with(engine, &sc, 1, None);
+    assert!(one.complete);
+    let bad = explore_with(engine, &sc, 2, Some(ReductionDefect::WorkersLoseGivenTransition));
+    let why = differ(&bad, &one).expect("the seeded defect went unnoticed");
+    assert!(why.contains("states"), "{why}");
+}
+
+/// Workers that record only the edges into new states see no cycle: the livelock of a shipped
+/// scenario is missed, and the comparison catches it.
+#[test]
+fn a_graph_without_its_back_edges_is_caught() {
+    let mut caught = Vec::new();
+    for rel in ["compaction/finishcontend-v3-fatal-loop.toml", "mutants/kswapd-stall/kswapd-infinite-loop.toml"] {
+        let path = common::scenarios_dir().join(rel);
+        let sc = scenario::load(&path).unwrap_or_else(|e| panic!("{rel}: {e}"));
+        let one = explore(&sc, 1, None);
+        assert!(common::found_invariants(&one).contains("progress"), "{rel}: {:?}", common::found_invariants(&one));
+        let good = explore(&sc, 2, None);
+        assert_eq!(differ(&good, &one), None, "{rel}");
+        let bad = explore(&sc, 2, Some(ReductionDefect::WorkersRecordTreeEdgesOnly));
+        if let Some(why) = differ(&bad, &one) {
+            caught.push(format!("{rel}: {why}"));
+        }
+    }
+    assert_eq!(caught.len(), 2, "{caught:?}");
+}
