@@ -1,6 +1,7 @@
 //! `--workers N` (docs/model.md, "Many workers"): the stateful engine's search on several
-//! threads sharing one visited table changes no verdict and, where the search completes, stores
-//! exactly the states one worker stores (the set of reachable states, or under symmetry of
+//! threads sharing one visited table changes no verdict of a shipped file (every file of the
+//! stateful engine whole, and the smaller ones of the other engines) and, where the search
+//! completes, stores exactly the states one worker stores (the set of reachable states, or under symmetry of
 //! their orbits, does not depend on who explores what; partial-order reduction visits every
 //! state too). `progress` is decided by a fair-cycle pass over the graph the workers record.
 //!
@@ -17,7 +18,9 @@ use mmcheck::scenario::{self, Scenario};
 
 mod common;
 
-const ENGINE: Engine = Engine::Stateful { max_states: Some(100_000) };
+/// The budget of the sweep over the shipped scenarios that name another engine (the files that
+/// name the stateful engine are searched whole).
+const ENGINE: Engine = Engine::Stateful { max_states: Some(20_000) };
 
 fn explore(sc: &Scenario, workers: usize, defect: Option<ReductionDefect>) -> Outcome {
     explore_with(ENGINE, sc, workers, defect)
@@ -53,12 +56,18 @@ fn differ(many: &Outcome, one: &Outcome) -> Option<String> {
     None
 }
 
-/// The shipped scenarios of at most 6 threads (not heavy/) whose one-worker search ends within
-/// [`ENGINE`]'s budget, with that outcome.
+/// Every shipped file that names the stateful engine, searched whole, and every other shipped
+/// scenario of at most 6 threads whose one-worker search ends within [`ENGINE`]'s budget, with
+/// that outcome.
 fn cases() -> Vec<(String, Scenario, Outcome)> {
     let mut out = Vec::new();
-    for (rel, sc) in common::shipped_small(6) {
-        let one = explore(&sc, 1, None);
+    for (rel, sc) in common::shipped_small(32) {
+        let engine = sc.engines.iter().copied().find(|e| matches!(e, Engine::Stateful { .. }));
+        let one = match engine {
+            Some(engine) => explore_with(engine, &sc, 1, None),
+            None if sc.spec.tasks() <= 6 => explore(&sc, 1, None),
+            None => continue,
+        };
         if one.complete || one.found.is_some() {
             out.push((rel, sc, one));
         }
@@ -69,11 +78,15 @@ fn cases() -> Vec<(String, Scenario, Outcome)> {
 #[test]
 fn several_workers_change_no_verdict_and_store_the_same_states() {
     let (mut compared, mut complete, mut progress, mut shared) = (0, 0, 0, 0);
+    let (mut stateful, mut states) = (0, 0);
     for (rel, sc, one) in cases() {
-        // Three workers on the smaller half (the market is busier with more of them).
+        let engine = sc.engines.iter().copied().find(|e| matches!(e, Engine::Stateful { .. }));
+        stateful += usize::from(engine.is_some());
+        states += one.stats.map_or(0, |s| s.states);
+        // Three workers on the smaller ones (the market is busier with more of them).
         let three = one.stats.is_some_and(|s| s.states < 10_000);
         for workers in if three { vec![2, 3] } else { vec![2] } {
-            let many = explore(&sc, workers, None);
+            let many = explore_with(engine.unwrap_or(ENGINE), &sc, workers, None);
             if let Some(why) = differ(&many, &one) {
                 panic!("{rel}: {workers} workers: {why}");
             }
@@ -88,10 +101,11 @@ fn several_workers_change_no_verdict_and_store_the_same_states() {
         progress += usize::from(sc.spec.invariants().contains(&"progress"));
     }
     eprintln!(
-        "{compared} scenarios ({complete} complete, {progress} checking progress); {shared} runs where every worker \
-         stored states"
+        "{compared} scenarios ({stateful} of the stateful engine, {complete} complete, {progress} checking progress, \
+         {states} states); {shared} runs where every worker stored states"
     );
     assert!(compared >= 40 && complete >= 20 && progress >= 20, "{compared} {complete} {progress}");
+    assert_eq!(stateful, 12, "every shipped file of the stateful engine is compared");
     assert!(shared > 0, "no search was ever shared between workers");
 }
 
