@@ -1179,6 +1179,17 @@ impl<M: Checked> Search<'_, M> {
                     let shared = Arc::clone(&shared);
                     let opts = if w == 0 { opts } else { &quiet };
                     sc.spawn(move || {
+                        // A worker that panics (an engine bug) stops the others, which would
+                        // otherwise wait for it for ever; its panic is then re-raised below.
+                        struct HaltOnPanic<'s>(&'s Shared);
+                        impl Drop for HaltOnPanic<'_> {
+                            fn drop(&mut self) {
+                                if std::thread::panicking() {
+                                    self.0.halt();
+                                }
+                            }
+                        }
+                        let _halt = HaltOnPanic(&shared);
                         let mut s = Search::new(spec, engine, opts, max_states);
                         s.st.shared = Some(Arc::clone(&shared));
                         s.st.graph = with_graph.then(Graph::default);
