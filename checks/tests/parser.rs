@@ -79,10 +79,11 @@ fn a_compact_memory_compactor_is_sync_and_a_fragmented_zone_is_a_param() {
 }
 
 /// A second compactor is accepted, not refused: seven shipped `*-pct-large*` files have two.
-/// Each compactor compacts its own private view of the zone, so the model leaves
-/// `too_many_isolated()` out with two compactors as with one (docs/model.md, "What the
-/// compaction model leaves out"). Targets may name either compactor; a target that is no
-/// compactor is still refused, naming its file, line and field with its table.
+/// Each compactor compacts its own private view of the zone, and with two the model keeps the
+/// node's LRU and isolated counts, so each one's isolations count against the other's
+/// `too_many_isolated()` limit (docs/model.md, "What the compaction model leaves out").
+/// Targets may name either compactor; a target that is no compactor is still refused, naming
+/// its file, line and field with its table.
 #[test]
 fn a_second_compactor_is_accepted_and_either_can_be_a_target() {
     let text = |second_target: &str| {

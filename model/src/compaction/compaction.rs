@@ -5,14 +5,25 @@
 //! consumers of `cc->contended`, `compact_zone()` and `__compact_finished()` after it, and the
 //! 670105a25608 fix). Function names are the kernel's.
 //!
+//! # `too_many_isolated()`
+//!
+//! Modelled with more than one compactor ([`Kernel::node_counts`]): the node's LRU and isolated
+//! counts are platform atomics (`Zone::nr_lru_pages`, `Zone::nr_isolated`) every compactor
+//! updates where it isolates, migrates and puts back pages, and `isolate_migratepages_block()`
+//! tests `too_many_isolated()` at its entry: async compaction returns 0, the other modes sleep
+//! in `congestion_wait(BLK_RW_ASYNC, HZ/10)` (its timer always expires, at a point the explorer
+//! chooses: nothing in the model wakes the congestion queue), return 0 on a fatal signal, and
+//! test again. Each compactor isolates from its own view of the zone, so the node holds one
+//! copy of the zone's LRU pages per compactor ([`super::Config::node_lru_pages`]). With one
+//! compactor the test is never true (the node's isolated count is 0 at every block entry:
+//! nobody else isolates, and each `compact_zone()` iteration migrates or puts back what it
+//! isolated before the next), so neither the counts nor the test are made, and every
+//! one-compactor exploration is what it was. Left out of it: `node_page_state()`'s per-cpu
+//! drift, and the pagevec that delays the LRU add of a page put back or migrated
+//! (docs/model.md, "What the compaction model leaves out", the `too_many_isolated()` row).
+//!
 //! # What the model leaves out, and why the verdicts do not depend on it
 //!
-//! * `too_many_isolated()` and its `congestion_wait()` loop: with one compactor no other task
-//!   isolates pages, so it is never true. (Its fatal-signal exit returns 0, the same
-//!   ISOLATE_ABORT the fix uses.) A second compactor isolates only from its own private view of
-//!   the zone and the model keeps no node-wide isolated count, so the check is left out with two
-//!   compactors as well; there the kernel's check could fire, and a two-compactor verdict says
-//!   nothing about it (docs/model.md, "What the compaction model leaves out").
 //! * Pageblock skip hints (`isolation_suitable()`, `test_and_set_skip()`,
 //!   `update_pageblock_skip()`), cached scanner positions, `fast_find_migrateblock()`: every
 //!   `compact_zone()` here starts at the zone's ends, and a single compactor never finds a
@@ -51,8 +62,11 @@ use super::{
     PageState, Variant,
 };
 use crate::ghost::Ghost;
-use crate::kernel::sched::{loop_summary, Current, Summary};
+use crate::kernel::sched::{
+    io_schedule_timeout, loop_summary, set_current_state, Current, Summary, TASK_UNINTERRUPTIBLE,
+};
 use crate::kernel::spinlock::{spin_lock, spin_trylock, spin_unlock, SpinLock};
+use crate::kernel::HZ;
 use crate::model::PlatformFor;
 use crate::platform::{Atomic, AtomicInt};
 
@@ -82,6 +96,9 @@ pub struct CompactControl {
     pub pages: Vec<PageState>,
     /// Scanner positions last reported in a `ScannerAt` event.
     shown: Option<(u32, u32)>,
+    /// The checker stopped the `too_many_isolated()` loop (a `progress` violation it has
+    /// recorded): the block scanner returned 0 and `compact_zone()` ends at once.
+    stopped: bool,
 }
 
 impl CompactControl {
@@ -334,6 +351,80 @@ fn compact_unlock_should_abort<P: PlatformFor<Event>>(
     false
 }
 
+// ---------------------------------------------------------------- the node's counts
+
+/// `node_page_state()`: a read of a node counter with a read-modify-write (`fetch_add(0)`),
+/// which always sees the latest value, as [`read_flag`] does for the flags. A relaxed load
+/// could also return a value from before another compactor's update, which is the same
+/// execution as that update landing later, an interleaving loom explores anyway; and loom
+/// would let a relaxed load keep returning it after the updater has finished, a staleness
+/// the kernel's sleep (a full barrier) and its counters do not have for ever.
+fn read_count<P: PlatformFor<Event>>(count: &P::AtomicU64) -> u64 {
+    count.fetch_add(0, Relaxed)
+}
+
+/// `node_page_state(pgdat, NR_INACTIVE_*) + node_page_state(pgdat, NR_ACTIVE_*)`: the node's
+/// LRU pages (`nr_lru_pages` is the LRU lists' length, moved from its
+/// [`super::INITIAL_COUNT`] origin to the node's count).
+fn node_lru_pages<P: PlatformFor<Event>>(k: &Kernel<P>) -> u64 {
+    let moved = read_count::<P>(&k.zone.nr_lru_pages).wrapping_sub(super::INITIAL_COUNT);
+    k.node_lru_base.wrapping_add(moved)
+}
+
+/// `too_many_isolated(pgdat)` (mm/compaction.c, 5.1): "Similar to reclaim, but different
+/// enough that they don't share logic": the node's isolated pages (anon + file) against half
+/// of its inactive + active ones, `isolated > (inactive + active) / 2`, two reads with no
+/// lock (another task's update can land between them), the LRU first as the kernel reads it.
+fn too_many_isolated<P: PlatformFor<Event>>(k: &Kernel<P>, cur: &Current<P>) -> bool {
+    let lru = node_lru_pages(k);
+    let isolated = read_count::<P>(&k.zone.nr_isolated);
+    let too_many = isolated > lru / 2;
+    if too_many {
+        cur.emit(Event::TooManyIsolated { isolated, lru });
+    }
+    too_many
+}
+
+/// `congestion_wait(BLK_RW_ASYNC, HZ/10)` (mm/backing-dev.c, 5.1): sleep uninterruptibly on
+/// the async congestion queue for up to HZ/10. Only a backing device leaving congestion
+/// (`clear_wb_congested()`) wakes that queue, and no task of the compaction model writes
+/// back, so the queue is left out: the sleep always ends by its timer, whose expiry is one
+/// step the explorer places (timer model `any-time`), while the other tasks run.
+fn congestion_wait<P: PlatformFor<Event>>(cur: &Current<P>) {
+    set_current_state(cur, TASK_UNINTERRUPTIBLE);
+    io_schedule_timeout(cur, HZ / 10);
+}
+
+/// `inc_node_page_state(page, NR_ISOLATED_ANON + page_is_file_cache(page))`, right after
+/// `del_page_from_lru_list()` in `isolate_migratepages_block()`.
+fn account_isolated<P: PlatformFor<Event>>(k: &Kernel<P>) {
+    if k.node_counts {
+        k.zone.nr_isolated.fetch_add(1, Relaxed);
+    }
+}
+
+/// A page isolated for migration goes back to the LRU: `putback_lru_page()` then the
+/// `NR_ISOLATED_*` decrement, as `putback_movable_pages()` does for an LRU page; and for a
+/// migrated page, `putback_lru_page(newpage)` then `unmap_and_move()`'s decrement for the old
+/// one. (The LRU add goes through a per-cpu pagevec in the kernel; the model adds at once.)
+fn account_back_on_lru<P: PlatformFor<Event>>(k: &Kernel<P>, cur: &Current<P>) {
+    if k.node_counts && !k.mutated(cur, Mutation::IsolatedCountLeaks) {
+        k.zone.nr_lru_pages.fetch_add(1, Relaxed);
+        k.zone.nr_isolated.fetch_sub(1, Relaxed);
+    }
+}
+
+/// The fingerprint of the `too_many_isolated()` loop's head: the loop carries no local from
+/// one iteration to the next (what it reads is shared: the node's counts, and the signal
+/// flag, whose ghost copy is hashed as for `compact_zone()`'s loop).
+fn throttle_fingerprint<P: PlatformFor<Event>>(k: &Kernel<P>, cur: &Current<P>, context: u64) -> Summary {
+    let mut h = DefaultHasher::new();
+    if P::Ghost::ENABLED {
+        k.flags[cur.pid()].ghost_sigkill.load(Relaxed).hash(&mut h);
+    }
+    loop_summary(context, 2, h.finish())
+}
+
 // ---------------------------------------------------------------- the migration scanner
 
 /// `isolate_migratepages_block(cc, low_pfn, end_pfn, isolate_mode)`: isolate LRU pages of one
@@ -348,7 +439,30 @@ fn isolate_migratepages_block<P: PlatformFor<Event>>(
     let cfg = &k.cfg;
     let lru_lock = &k.zone.lru_lock;
     let block = start_pfn / cfg.pages_per_block;
-    // too_many_isolated(): left out (module docs).
+    // "Ensure that there are not too many pages isolated from the LRU list by either parallel
+    // reclaimers or compaction. If there are, delay for some time until fewer pages are
+    // isolated" (only with more than one compactor: Kernel::node_counts).
+    if k.node_counts && too_many_isolated(k, cur) {
+        let context = cur.loop_context();
+        loop {
+            // "async migration should just abort"
+            if cc.mode == Mode::Async {
+                return 0;
+            }
+            congestion_wait(cur);
+            if fatal_signal_pending(k, cur) {
+                return 0;
+            }
+            if !cur.loop_head(throttle_fingerprint(k, cur, context)) {
+                // The checker found that this loop cannot end and stopped it.
+                cc.stopped = true;
+                return 0;
+            }
+            if !too_many_isolated(k, cur) {
+                break;
+            }
+        }
+    }
     if compact_should_abort(k, cur, cc) {
         return 0;
     }
@@ -392,7 +506,7 @@ fn isolate_migratepages_block<P: PlatformFor<Event>>(
                     spin_unlock(cur, lru_lock);
                     locked = false;
                 }
-                putback_movable_pages(|pfn| k.page_index(pfn), cc);
+                putback_movable_pages(k, cur, cc);
                 cc.nr_migratepages = 0;
                 nr_isolated = 0;
             }
@@ -418,6 +532,7 @@ fn isolate_migratepages_block<P: PlatformFor<Event>>(
         }
         // __isolate_lru_page() and del_page_from_lru_list(): the work done under lru_lock.
         k.zone.nr_lru_pages.fetch_sub(1, Relaxed);
+        account_isolated(k);
         cc.pages[i] = PageState::IsolatedMigrate;
         cc.migratepages.insert(0, low_pfn);
         cc.nr_migratepages += 1;
@@ -465,6 +580,9 @@ fn isolate_migratepages<P: PlatformFor<Event>>(
             low_pfn.is_multiple_of(cfg.swap_cluster_max * cfg.pages_per_block) && compact_should_abort(k, cur, cc);
         if !abort {
             low_pfn = isolate_migratepages_block(k, cur, cc, low_pfn, block_end_pfn);
+            if cc.stopped {
+                return IsolateMigrate::Abort;
+            }
             let contended_aborts = !k.variant().finishes_pageblock() && cc.contended;
             if low_pfn == 0 || contended_aborts {
                 cur.emit(Event::IsolateMigrate { result: IsolateMigrate::Abort, low_pfn });
@@ -620,6 +738,7 @@ fn migrate_pages<P: PlatformFor<Event>>(k: &Kernel<P>, cur: &Current<P>, cc: &mu
                 let (s, d) = (k.page_index(src), k.page_index(dst));
                 cc.pages[s] = PageState::Buddy;
                 cc.pages[d] = PageState::Lru;
+                account_back_on_lru(k, cur);
                 migrated += 1;
             }
         }
@@ -629,10 +748,11 @@ fn migrate_pages<P: PlatformFor<Event>>(k: &Kernel<P>, cur: &Current<P>, cc: &mu
 }
 
 /// `putback_movable_pages(&cc->migratepages)`: back to the LRU (through a pagevec; the model
-/// does not follow it to the LRU lock).
-fn putback_movable_pages(k_page_index: impl Fn(u32) -> usize, cc: &mut CompactControl) {
+/// does not follow it to the LRU lock), each page leaving the node's isolated count.
+fn putback_movable_pages<P: PlatformFor<Event>>(k: &Kernel<P>, cur: &Current<P>, cc: &mut CompactControl) {
     for pfn in std::mem::take(&mut cc.migratepages) {
-        cc.pages[k_page_index(pfn)] = PageState::Lru;
+        cc.pages[k.page_index(pfn)] = PageState::Lru;
+        account_back_on_lru(k, cur);
     }
 }
 
@@ -755,6 +875,7 @@ pub fn compact_zone<P: PlatformFor<Event>>(
         freepages: Vec::new(),
         pages: (cfg.zone_start_pfn()..cfg.zone_end_pfn()).map(|pfn| cfg.initial_page(pfn)).collect(),
         shown: None,
+        stopped: false,
     };
     cur.emit(Event::CompactStart { mode, order });
     cc.note_scanners(cur);
@@ -785,8 +906,11 @@ pub fn compact_zone<P: PlatformFor<Event>>(
         }
         match isolate_migratepages(k, cur, &mut cc) {
             IsolateMigrate::Abort => {
-                putback_movable_pages(idx, &mut cc);
+                putback_movable_pages(k, cur, &mut cc);
                 cc.nr_migratepages = 0;
+                if cc.stopped {
+                    return None;
+                }
                 break (CompactResult::Contended, AbortReason::IsolateAbort);
             }
             IsolateMigrate::None => {
@@ -799,7 +923,7 @@ pub fn compact_zone<P: PlatformFor<Event>>(
                 // "All pages were either migrated or will be released"
                 cc.nr_migratepages = 0;
                 if err.is_err() {
-                    putback_movable_pages(idx, &mut cc);
+                    putback_movable_pages(k, cur, &mut cc);
                     // "migrate_pages() may return -ENOMEM when scanners meet and we want
                     // compact_finished() to detect it"
                     if !k.compact_scanners_met(&cc) {
@@ -857,5 +981,89 @@ pub fn lock_holder<P: PlatformFor<Event>>(k: &Kernel<P>, cur: &Current<P>, lock:
         work.fetch_add(1, Relaxed);
         cur.emit(Event::HeldWork { lock: l.name });
         spin_unlock(cur, l);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::compaction::{Config, Role};
+    use crate::ghost::NoGhost;
+    use crate::model::Named;
+    use crate::platform::Std;
+
+    type K = Kernel<Std<NoGhost<Event>>>;
+
+    fn cfg(roles: Vec<Role>, unmovable_per_block: u32) -> Config {
+        Config {
+            variant: Variant::FatalFix,
+            mutation: None,
+            roles,
+            pageblocks: 2,
+            pages_per_block: 4,
+            swap_cluster_max: 2,
+            compact_cluster_max: 3,
+            unmovable_per_block,
+        }
+    }
+
+    #[test]
+    fn the_node_counts_are_kept_with_two_compactors_and_hold_one_copy_of_the_zone_per_compactor() {
+        let one = cfg(vec![Role::compactor(Mode::Async), Role::Killer { target: 0 }], 1);
+        assert!(!one.node_counts());
+        let two = cfg(vec![Role::compactor(Mode::SyncLight), Role::compactor(Mode::Async)], 1);
+        assert!(two.node_counts());
+        // Pageblock 1: L L L U; pageblock 2: B L B U.
+        assert_eq!((two.zone_lru_pages(), two.node_lru_pages()), (4, 8));
+        let k = K::new(two, Arc::new(NoGhost::default()));
+        let cur = k.sched.enter(0);
+        assert_eq!(node_lru_pages(&k), 8);
+        assert!(!too_many_isolated(&k, &cur));
+        // One compactor holds the three movable pages of pageblock 1: 3 > (8 - 3) / 2.
+        for _ in 0..3 {
+            k.zone.nr_lru_pages.fetch_sub(1, Relaxed);
+            account_isolated(&k);
+        }
+        assert_eq!((node_lru_pages(&k), k.zone.nr_isolated.load(Relaxed)), (5, 3));
+        assert!(too_many_isolated(&k, &cur));
+        // Two of them back on the LRU (migrated or put back): 1 > 7 / 2 is false.
+        account_back_on_lru(&k, &cur);
+        account_back_on_lru(&k, &cur);
+        assert!(!too_many_isolated(&k, &cur));
+    }
+
+    /// With one compactor `too_many_isolated()` is never true, so the model leaves the counts
+    /// out (`Config::node_counts`). Kept anyway, they end balanced and change no result: the
+    /// compactor's own isolations are all migrated or put back before its next block entry.
+    #[test]
+    fn one_compactor_with_the_counts_kept_anyway_ends_with_nothing_isolated_and_the_same_result() {
+        for v in Variant::ALL {
+            for mode in [Mode::Async, Mode::SyncLight] {
+                for unmovable in [0, 1] {
+                    // Killed only where a kill ends the run (C3 loops for ever in the others).
+                    let kills: &[bool] =
+                        if matches!(v, Variant::NorescanV3 | Variant::FatalFix) { &[false, true] } else { &[false] };
+                    for &killed in kills {
+                        let c = Config { variant: *v, ..cfg(vec![Role::compactor(mode)], unmovable) };
+                        let run = |counts: bool| {
+                            let mut k = K::new(c.clone(), Arc::new(NoGhost::default()));
+                            k.node_counts = counts;
+                            k.node_lru_base = c.zone_lru_pages();
+                            k.flags[0].sigkill.store(killed, Relaxed);
+                            let cur = k.sched.enter(0);
+                            let r = compact_zone(&k, &cur, mode, Order::Pageblock);
+                            (r, k.zone.nr_isolated.load(Relaxed), node_lru_pages(&k))
+                        };
+                        let (plain, _, _) = run(false);
+                        let (counted, isolated, lru) = run(true);
+                        let what = format!("{v} {mode} unmovable {unmovable} killed {killed}");
+                        assert_eq!(plain, counted, "{what}");
+                        assert_eq!((isolated, lru), (0, c.zone_lru_pages()), "{what}");
+                    }
+                }
+            }
+        }
     }
 }

@@ -157,6 +157,9 @@ pub enum Event {
     SignalSent { target: usize },
     /// A resched role set `need_resched` on `target`.
     ReschedSet { target: usize },
+    /// `too_many_isolated()` at the entry of the migration block scanner found more of the
+    /// node's LRU pages isolated than half of those on its LRU: `isolated > lru / 2`.
+    TooManyIsolated { isolated: u64, lru: u64 },
 }
 
 impl ProtoEvent for Event {
@@ -180,6 +183,9 @@ crate::named! {
         ReschedSeen = "resched-seen",
         ScannersMet = "scanners-met",
         NoProgressIteration = "no-progress-iteration",
+        /// `too_many_isolated()` returned true at the entry of the migration block scanner
+        /// (possible only with more than one compactor).
+        TooManyIsolated = "too-many-isolated",
     }
 }
 
@@ -196,6 +202,7 @@ impl Coverage {
             Event::ReschedSeen => Coverage::ReschedSeen,
             Event::ScannersMet => Coverage::ScannersMet,
             Event::NoProgressIteration { .. } => Coverage::NoProgressIteration,
+            Event::TooManyIsolated { .. } => Coverage::TooManyIsolated,
             _ => return None,
         })
     }
@@ -247,6 +254,9 @@ impl fmt::Display for Event {
             }
             Event::SignalSent { target } => write!(f, "kill(T{target}, SIGKILL)"),
             Event::ReschedSet { target } => write!(f, "set_tsk_need_resched(T{target})"),
+            Event::TooManyIsolated { isolated, lru } => {
+                write!(f, "too_many_isolated(): {isolated} isolated > {lru} on the LRU / 2")
+            }
         }
     }
 }

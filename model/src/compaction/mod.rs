@@ -16,8 +16,10 @@
 //! Only what other tasks touch is explored memory: the two locks (`pgdat->lru_lock`, taken by
 //! the migration scanner, and `zone->lock`, taken by the free scanner), the work each lock
 //! protects (the LRU list and the buddy free lists, reduced to one counter each: without an
-//! explored step inside a critical section loom never sees the lock held), and each task's
-//! `fatal_signal_pending()` and `need_resched()` flags. The compactor's `compact_control` and
+//! explored step inside a critical section loom never sees the lock held), each task's
+//! `fatal_signal_pending()` and `need_resched()` flags, and, with more than one compactor, the
+//! node's isolated count that `too_many_isolated()` compares with the LRU count
+//! ([`compaction`], "`too_many_isolated()`"). The compactor's `compact_control` and
 //! its view of the zone's pages are plain Rust state of the compactor's thread, as
 //! `compact_control` is in the kernel (it lives on the compacting task's stack).
 
@@ -235,6 +237,32 @@ impl Config {
     pub fn source_blocks(&self) -> u32 {
         (self.pageblocks / 2).max(1)
     }
+    /// Compactors in the scenario.
+    pub fn compactors(&self) -> usize {
+        self.roles.iter().filter(|r| matches!(r, Role::Compactor { .. })).count()
+    }
+    /// Whether the node's isolated and LRU counts are kept and `too_many_isolated()` tested:
+    /// with more than one compactor. With one, the node's isolated count is 0 whenever its
+    /// block scanner is entered: nobody else isolates pages (a lock-holder only adds pages to
+    /// the LRU), and every `compact_zone()` iteration migrates or puts back what it isolated
+    /// before the next `isolate_migratepages()`; so `0 > lru / 2` is false, and the test
+    /// would add explored reads and no behaviour.
+    pub fn node_counts(&self) -> bool {
+        self.compactors() > 1
+    }
+    /// The LRU pages of the zone's layout (every `PageState::Lru` page of
+    /// [`Config::initial_page`]).
+    pub fn zone_lru_pages(&self) -> u64 {
+        (self.zone_start_pfn()..self.zone_end_pfn()).filter(|&pfn| self.initial_page(pfn) == PageState::Lru).count()
+            as u64
+    }
+    /// The node's LRU pages at boot: one copy of the zone's LRU pages per compactor. Each
+    /// compactor isolates from its own view of the zone (`CompactControl::pages`, docs/model.md,
+    /// "Other compactors' isolations"), so the node the counts describe holds every
+    /// compactor's pages: no page is counted isolated twice and no count goes below zero.
+    pub fn node_lru_pages(&self) -> u64 {
+        self.compactors() as u64 * self.zone_lru_pages()
+    }
     /// The initial state of the page at `pfn` (in the zone).
     pub fn initial_page(&self, pfn: u32) -> PageState {
         let off = pfn - self.zone_start_pfn();
@@ -294,6 +322,11 @@ pub struct Zone<P: Platform> {
     pub lock: SpinLock<P>,
     /// The buddy free lists, reduced to their page count: the work done under `zone->lock`.
     pub nr_free_pages: P::AtomicU64,
+    /// The node's isolated LRU pages, `NR_ISOLATED_ANON + NR_ISOLATED_FILE`
+    /// (`node_page_state()`), which `too_many_isolated()` compares with half of the node's LRU
+    /// pages (`nr_lru_pages`). Counted only when the node's counts can matter
+    /// ([`Kernel::node_counts`]).
+    pub nr_isolated: P::AtomicU64,
 }
 
 /// The kernel state of one run.
@@ -303,15 +336,28 @@ pub struct Kernel<P: Platform> {
     pub zone: Zone<P>,
     /// Per pid.
     pub flags: Vec<TaskFlags<P>>,
+    /// Whether the node's LRU and isolated counts are kept and `too_many_isolated()` is
+    /// tested at the entry of the migration block scanner: with more than one compactor
+    /// ([`Config::node_counts`]). With one it is never true (see there), and leaving it out
+    /// keeps every one-compactor exploration step for step what it was.
+    pub node_counts: bool,
+    /// The node's LRU pages at boot (`NR_INACTIVE_* + NR_ACTIVE_*`): one copy of the zone's LRU
+    /// pages per compactor ([`Config::node_lru_pages`]). `nr_lru_pages` starts at
+    /// [`INITIAL_COUNT`] and moves with the node's count, so the count is
+    /// `node_lru_base + nr_lru_pages - INITIAL_COUNT`.
+    pub node_lru_base: u64,
 }
 
 /// Large enough that the counters never underflow.
-const INITIAL_COUNT: u64 = 1 << 20;
+pub const INITIAL_COUNT: u64 = 1 << 20;
 
 impl<P: PlatformFor<Event>> Kernel<P> {
     pub fn new(cfg: Config, ghost: Arc<P::Ghost>) -> Self {
-        // Compaction has no timers; the timer model is never consulted.
-        let sched = Sched::new(cfg.roles.len(), TimerModel::Never, ghost);
+        // The only timer is `congestion_wait(BLK_RW_ASYNC, HZ/10)` in the `too_many_isolated()`
+        // loop, and nothing in the model wakes that queue: it always ends by its timer, whose
+        // expiry is a step the explorer places (docs/model.md, "Time: the timer is an explorer
+        // choice"). `[params] timeout` stays refused: there is no wake-up for it to race with.
+        let sched = Sched::new(cfg.roles.len(), TimerModel::AnyTime, ghost);
         let flags = cfg
             .roles
             .iter()
@@ -329,8 +375,11 @@ impl<P: PlatformFor<Event>> Kernel<P> {
                 nr_lru_pages: P::AtomicU64::new(INITIAL_COUNT),
                 lock: SpinLock::new(ZONE_LOCK),
                 nr_free_pages: P::AtomicU64::new(INITIAL_COUNT),
+                nr_isolated: P::AtomicU64::new(0),
             },
             flags,
+            node_counts: cfg.node_counts(),
+            node_lru_base: cfg.node_lru_pages(),
             cfg,
         }
     }
@@ -652,7 +701,8 @@ impl Model for Compaction {
         Ok(c)
     }
 
-    /// Compaction has no timers.
+    /// Compaction's one timer, `congestion_wait()`'s, always expires and nothing races with
+    /// it: on real threads it expires at once.
     fn real_time(cfg: &Config, _jiffy: Duration) -> Config {
         cfg.clone()
     }

@@ -16,6 +16,7 @@ crate::named! {
         SyncSetsContended = "sync-sets-contended",
         FreeScannerCrosses = "free-scanner-crosses",
         BoundaryIgnoresContended = "boundary-ignores-contended",
+        IsolatedCountLeaks = "isolated-count-leaks",
     }
 }
 
@@ -29,6 +30,7 @@ impl Seeded<Compaction> for Mutation {
             Mutation::SyncSetsContended => Invariant::SyncNotContended,
             Mutation::FreeScannerCrosses => Invariant::ScannersOrdered,
             Mutation::BoundaryIgnoresContended => Invariant::AbortAfterPageblock,
+            Mutation::IsolatedCountLeaks => Invariant::Progress,
         }
     }
 
@@ -50,6 +52,9 @@ impl Seeded<Compaction> for Mutation {
             }
             Mutation::BoundaryIgnoresContended => {
                 "__compact_finished() skips its final cc->contended || fatal_signal_pending() test, so a contended async compactor goes on into the next pageblock."
+            }
+            Mutation::IsolatedCountLeaks => {
+                "A page put back or migrated never leaves the node's isolated count (nor goes back on its LRU count), so too_many_isolated() stays true once it is and a sync compactor waits in its loop for ever."
             }
         }
     }
@@ -74,6 +79,13 @@ impl Seeded<Compaction> for Mutation {
             }
             Mutation::SyncSetsContended if !modes.iter().any(|m| *m != Mode::Async) => {
                 Err("it makes sync compaction trylock, and this file has no sync or sync-light compactor".into())
+            }
+            Mutation::IsolatedCountLeaks if !cfg.node_counts() => {
+                Err("it changes the node's isolated count, which the model keeps only with more than one compactor".into())
+            }
+            Mutation::IsolatedCountLeaks if !modes.iter().any(|m| *m != Mode::Async) => {
+                Err("it makes too_many_isolated() stay true, and this file has no sync or sync-light compactor to wait for it"
+                    .into())
             }
             Mutation::AbortKeepsLock if !has(|r| matches!(r, Role::Killer { .. })) => {
                 Err("it changes the fatal-signal abort of the block scanners, and this file has no killer".into())
