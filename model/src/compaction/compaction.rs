@@ -371,8 +371,8 @@ fn node_lru_pages<P: PlatformFor<Event>>(k: &Kernel<P>) -> u64 {
     k.node_lru_base.wrapping_add(moved)
 }
 
-/// `too_many_isolated(pgdat)` (mm/compaction.c, 5.1): "Similar to reclaim, but different
-/// enough that they don't share logic": the node's isolated pages (anon + file) against half
+/// `too_many_isolated(pgdat)` (mm/compaction.c, 5.1; compaction's own version of reclaim's
+/// test): the node's isolated pages (anon + file) against half
 /// of its inactive + active ones, `isolated > (inactive + active) / 2`, two reads with no
 /// lock (another task's update can land between them), the LRU first as the kernel reads it.
 fn too_many_isolated<P: PlatformFor<Event>>(k: &Kernel<P>, cur: &Current<P>) -> bool {
@@ -439,13 +439,13 @@ fn isolate_migratepages_block<P: PlatformFor<Event>>(
     let cfg = &k.cfg;
     let lru_lock = &k.zone.lru_lock;
     let block = start_pfn / cfg.pages_per_block;
-    // "Ensure that there are not too many pages isolated from the LRU list by either parallel
-    // reclaimers or compaction. If there are, delay for some time until fewer pages are
-    // isolated" (only with more than one compactor: Kernel::node_counts).
+    // While parallel reclaimers and compactors hold too many of the node's LRU pages
+    // isolated, wait for them to put some back (only with more than one compactor:
+    // Kernel::node_counts).
     if k.node_counts && too_many_isolated(k, cur) {
         let context = cur.loop_context();
         loop {
-            // "async migration should just abort"
+            // Async compaction gives up at once.
             if cc.mode == Mode::Async {
                 return 0;
             }
