@@ -44,7 +44,8 @@ impl Checked for ReclaimThrottle {
         super::Invariant {
             id: Invariant::Progress,
             statement: "Every task ends: no fair cycle, no deadlock, no task asleep with nobody left to wake it.",
-            exercised_by: &[],
+            // Exercised once any of the model's contended paths is reached (`exercised` below).
+            exercised_by: &[C::ThrottledIsolated],
             check: progress,
         },
         super::Invariant {
@@ -71,6 +72,22 @@ impl Checked for ReclaimThrottle {
     const PROGRESS: Invariant = Invariant::Progress;
     const LASSO: &'static [Invariant] = &[Invariant::NoSoftLockup];
     type Online = ThrottleState;
+
+    /// `progress` is exercised by any contended path (a throttle of any reason, a kthread's
+    /// early return, a sleep on the buffer lock): each is a place where a task may wait on
+    /// another. The other invariants need all of their `exercised_by`.
+    fn exercised(
+        inv: &super::Invariant<Self>,
+        _cfg: &Config,
+        coverage: &std::collections::BTreeMap<&'static str, u64>,
+    ) -> bool {
+        use mmmodel::model::Model;
+        let reached = |c: &C| coverage.get(c.name()).is_some_and(|&n| n > 0);
+        if inv.id == Invariant::Progress {
+            return Self::CONTENDED_PATH.iter().any(reached);
+        }
+        inv.exercised_by.iter().all(reached)
+    }
 
     fn derived_coverage(exec: &Exec_, cov: &mut std::collections::BTreeMap<&'static str, u64>) {
         let mut s = ThrottleState::default();
