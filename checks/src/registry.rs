@@ -11,13 +11,15 @@ use std::sync::Arc;
 use mmmodel::compaction::Compaction;
 use mmmodel::model::{FieldError, Fields, Named, RoleKind, Seeded, Variant};
 use mmmodel::reclaim::KswapdStall;
+use mmmodel::throttle::ReclaimThrottle;
 
 use crate::monitor::Checked;
 use crate::recorder::Bounds;
 use crate::spec::{AnySpec, Spec};
 
 /// The shipped models, in documentation order.
-pub static SHIPPED: &[&dyn AnyModel] = &[&Entry::<KswapdStall>::NEW, &Entry::<Compaction>::NEW];
+pub static SHIPPED: &[&dyn AnyModel] =
+    &[&Entry::<KswapdStall>::NEW, &Entry::<Compaction>::NEW, &Entry::<ReclaimThrottle>::NEW];
 
 /// An invariant, as reports name it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -187,7 +189,8 @@ impl<M: Checked> AnyModel for Entry<M> {
         if let Some(ids) = &parts.invariants {
             spec.invariants = ids.iter().map(|s| named(s)).collect();
         }
-        spec.target = parts.target.as_deref().map(named);
+        // An invariant judged on lassos is found by searching for fair cycles (see Checked::LASSO).
+        spec.target = parts.target.as_deref().map(named).filter(|t| !M::LASSO.contains(t));
         Ok(Arc::new(spec))
     }
 }

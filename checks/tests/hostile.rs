@@ -1018,7 +1018,10 @@ fn matrix_and_selftest_with_nothing_to_decide_exit_2() {
     stderr_is_messages(&o, "matrix pct");
     assert_eq!(err.lines().count(), 1);
     // Only mutants (left out of the matrix), or only another model's files.
-    refused(&mmcheck(t.path(), ["matrix", "m"]), "no kswapd-stall or compaction scenario without a mutation");
+    refused(
+        &mmcheck(t.path(), ["matrix", "m"]),
+        "no kswapd-stall or compaction or reclaim-throttle scenario without a mutation",
+    );
     refused(&mmcheck(t.path(), ["matrix", "--model", "compaction", "k"]), "no compaction scenario");
     refused(&mmcheck(t.path(), ["matrix", "--json", "pct"]), "nothing to decide");
     // selftest on a folder with no mutant.

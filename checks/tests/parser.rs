@@ -700,3 +700,36 @@ fn reduce_entries_are_checked_and_named_with_their_table() {
     assert_eq!(e.field.as_deref(), Some("explore.reduce"), "{e}");
     assert!(e.message.contains("only the stateful engine reduces"), "{e}");
 }
+
+/// The reclaim-throttle model's bad input: an unknown `preempt`, a task bound to a CPU that
+/// does not exist, and a role of this model in another model's file (and the other way round)
+/// are each refused with file, line and field.
+#[test]
+fn reclaim_throttle_bad_input_names_file_line_and_field() {
+    let text = |params: &str, cpu: &str| {
+        format!(
+            "model = \"reclaim-throttle\"\nvariant = \"v5.16-rc1\"\n\n[[thread]]\nrole = \"kcompactd\"\n{cpu}\n\
+             [[thread]]\nrole = \"isolator\"\n\n[params]\n{params}\n[expect]\nverdict = \"pass\"\n"
+        )
+    };
+    parse(Path::new("ok.toml"), &text("preempt = \"none\"\ncpus = 2", "cpu = 1")).expect("a valid file");
+    let e = err(&text("preempt = \"voluntary\"", ""));
+    assert_eq!((e.line, e.field.as_deref()), (Some(11), Some("params.preempt")), "{e}");
+    assert!(e.message.contains("expected one of: none, full"), "{e}");
+    let e = err(&text("cpus = 2", "cpu = 3"));
+    assert_eq!((e.line, e.field.as_deref()), (Some(6), Some("thread[0].cpu")), "{e}");
+    assert!(e.to_string().starts_with("bad.toml:6:"), "{e}");
+    let e = err(&text("cpus = 1", "cpu = 1"));
+    assert_eq!((e.line, e.field.as_deref()), (Some(6), Some("thread[0].cpu")), "{e}");
+    assert!(e.message.contains("does not exist"), "{e}");
+    // A role of this model in a compaction file, and a compaction role in this model's file.
+    let e = err(
+        "model = \"compaction\"\nvariant = \"fatal-fix\"\n[[thread]]\nrole = \"compactor\"\n[[thread]]\nrole = \"kcompactd\"\n\
+         [expect]\nverdict = \"pass\"\n",
+    );
+    assert_eq!((e.line, e.field.as_deref()), (Some(6), Some("thread[1].role")), "{e}");
+    let e =
+        err("model = \"reclaim-throttle\"\nvariant = \"v5.16-rc1\"\n[[thread]]\nrole = \"kcompactd\"\n[[thread]]\n\
+         role = \"lock-holder\"\n[expect]\nverdict = \"pass\"\n");
+    assert_eq!((e.line, e.field.as_deref()), (Some(6), Some("thread[1].role")), "{e}");
+}

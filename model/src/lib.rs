@@ -21,3 +21,4 @@ pub mod kernel;
 pub mod model;
 pub mod platform;
 pub mod reclaim;
+pub mod throttle;

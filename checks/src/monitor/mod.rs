@@ -9,6 +9,7 @@
 pub mod compaction;
 pub mod online;
 pub mod reclaim;
+pub mod throttle;
 
 use std::collections::BTreeMap;
 
@@ -89,6 +90,19 @@ pub trait Checked: Model {
         inv.exercised_by.iter().all(|e| coverage.get(e.name()).is_some_and(|&n| n > 0))
     }
 
+    /// Invariants decided only on lassos ([`Checked::lasso`]). A search cannot aim at them
+    /// directly (the stateful engine aims at fair cycles as `progress`): a scenario that
+    /// expects one of them searches for the first fair cycle, which its lasso judge names.
+    const LASSO: &'static [Self::Invariant] = &[];
+
+    /// The violations of a lasso (an infinite execution: the events before `cycle_from` lead
+    /// into a cycle that repeats for ever), besides `progress`, which every fair cycle violates.
+    /// The stateful engine finds fair cycles; a model whose invariants tell some of them apart
+    /// (the reclaim-throttle model's `no-soft-lockup`) judges them here. None by default.
+    fn lasso(_cfg: &Self::Config, _events: &[(Pid, Event<Self::Event>)], _cycle_from: usize) -> Vec<Violation> {
+        Vec::new()
+    }
+
     /// Runtime mode: counters made from one iteration's violations (none by default).
     fn violation_counters(_violations: &[Violation], _out: &mut mmmodel::model::Counters) {}
 
@@ -162,4 +176,21 @@ pub fn lock_released<M: Model>(exec: &Exec<M>, id: M::Invariant) -> Vec<Violatio
         }
     }
     out
+}
+
+/// Add to a stateful outcome's lasso (if it found one) the violations the model's
+/// [`Checked::lasso`] sees in it, first, so that they name the verdict.
+pub fn judge_lasso<M: Checked>(spec_invariants: &[M::Invariant], cfg: &M::Config, o: &mut crate::engine::Outcome) {
+    let Some(f) = o.found.as_mut() else { return };
+    let Some(from) = f.cycle_from else { return };
+    let Some(events) = f.trace.events::<M::Event>() else { return };
+    let extra: Vec<Violation> = M::lasso(cfg, events, from)
+        .into_iter()
+        .filter(|v| spec_invariants.iter().any(|i| i.name() == v.invariant))
+        .collect();
+    for v in &extra {
+        *o.violated.entry(v.invariant).or_insert(0) += 1;
+        o.first_violation.entry(v.invariant).or_insert(o.executions);
+    }
+    f.violations.splice(0..0, extra);
 }

@@ -12,3 +12,4 @@ pub mod wait;
 /// The model's HZ: jiffies per second. Timeouts are written as the kernel writes them
 /// (`HZ/100`, `HZ/10`) and reported in jiffies.
 pub const HZ: u64 = 1000;
+pub mod cpu;

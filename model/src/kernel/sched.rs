@@ -68,7 +68,8 @@ impl<P: Platform> Task<P> {
             thread: OnceLock::new(),
         }
     }
-    fn unpark(&self) {
+    /// Kick the task's thread (it may be parked).
+    pub(crate) fn unpark(&self) {
         if let Some(t) = self.thread.get() {
             P::unpark(t);
         }
@@ -318,6 +319,36 @@ pub fn io_schedule_timeout<P: Platform>(cur: &Current<P>, timeout: u64) -> u64 {
                 P::park_timeout(deadline - now);
             }
         }
+    }
+}
+
+/// `schedule()` with no timer (`wait_for_completion()`, a worker waiting for work): sleep
+/// until a waker makes the task runnable, whatever the run's timer model. A sleeper nobody can
+/// wake any more is reported (`SleptForever`) exactly as under timer model `never`.
+pub fn schedule<P: Platform>(cur: &Current<P>) {
+    let task = cur.task;
+    // No `Schedule` event: its timeout is a number of jiffies; the caller says what it waits for.
+    loop {
+        if task.state.load(Acquire) == TASK_RUNNING {
+            cur.emit(KernelEvent::Woken);
+            return;
+        }
+        if P::Ghost::ENABLED {
+            let ghost = &cur.sched.ghost;
+            if ghost.aborted() {
+                slept_forever(cur);
+                return;
+            }
+            match ghost.untimed_sleep(task.pid) {
+                SleepDecision::Park => {}
+                SleepDecision::Abort { unpark } => {
+                    cur.sched.unpark_mask(unpark);
+                    slept_forever(cur);
+                    return;
+                }
+            }
+        }
+        P::park();
     }
 }
 

@@ -1,0 +1,370 @@
+//! Monitors of the reclaim-throttle model (reclaim throttling, 5.16 to today).
+//!
+//! # One state machine, two forms
+//!
+//! Every invariant but `no-soft-lockup` is a safety property that looks back only a little,
+//! so [`ThrottleState`] steps it on each event: the trace monitors run it over a whole
+//! execution and keep the index and message of each violation; the online form is the same
+//! state (part of the stateful engine's fingerprint), keeping only which invariants were
+//! violated. The state, per task and per queue, is small:
+//!
+//! * `throttle-bounded`: the mask of tasks inside `reclaim_throttle()` and of those whose
+//!   sleep there has already timed out (a second sleep is the violation);
+//! * `writeback-wakes-all`: the mask of tasks asleep on `reclaim_wait[WRITEBACK]` (queued and
+//!   not yet woken nor timed out), and of wakers that crossed the threshold and owe a wake;
+//! * `throttled-count`: `nr_writeback_throttled` as last reported, and the mask of tasks on
+//!   the WRITEBACK queue;
+//! * the derived coverage: the reason each throttled task waits for and whether its condition
+//!   cleared while it slept (`slept-full-timeout`), and who runs on each CPU (`cpu-contended`).
+//!
+//! `no-soft-lockup` is a property of infinite executions: [`lasso`] judges the fair cycle the
+//! stateful engine found (`Checked::lasso`). On a finite execution it never fails.
+
+use mmmodel::event::{Event as Ev, KernelEvent};
+use mmmodel::ghost::Pid;
+use mmmodel::kernel::cpu::{CpuEvent, MAX_CPUS};
+use mmmodel::model::Named;
+use mmmodel::throttle::event::WQ_WRITEBACK;
+use mmmodel::throttle::{Config, Coverage as C, Event as TE, Invariant, Reason, ReclaimThrottle};
+
+use super::online::Found;
+use super::{Checked, Exec, Violation};
+
+type Exec_<'a> = Exec<'a, ReclaimThrottle>;
+
+impl Checked for ReclaimThrottle {
+    const INVARIANTS: &'static [super::Invariant<Self>] = &[
+        super::Invariant {
+            id: Invariant::NoSoftLockup,
+            statement: "No task keeps a CPU for ever while another task is runnable on that CPU and waits for it (under \
+                        preempt = \"none\"; decided on the fair cycles the stateful engine finds).",
+            exercised_by: &[C::CpuContended],
+            check: |_| Vec::new(),
+        },
+        super::Invariant {
+            id: Invariant::Progress,
+            statement: "Every task ends: no fair cycle, no deadlock, no task asleep with nobody left to wake it.",
+            // Exercised once any of the model's contended paths is reached (`exercised` below).
+            exercised_by: &[C::ThrottledIsolated],
+            check: progress,
+        },
+        super::Invariant {
+            id: Invariant::ThrottleBounded,
+            statement: "Every task that reclaim_throttle() puts to sleep returns within its timeout: it sleeps once, and \
+                        never again after its timer expired.",
+            exercised_by: &[C::ThrottleTimedOut],
+            check: |e| by_state(e, Invariant::ThrottleBounded),
+        },
+        super::Invariant {
+            id: Invariant::WritebackWakesAll,
+            statement: "Once a writeback completion finds NR_THROTTLED_WRITTEN - nr_reclaim_start above \
+                        SWAP_CLUSTER_MAX * nr_writeback_throttled, it wakes every task asleep on reclaim_wait[WRITEBACK].",
+            exercised_by: &[C::WritebackWake, C::ThrottledWriteback],
+            check: |e| by_state(e, Invariant::WritebackWakesAll),
+        },
+        super::Invariant {
+            id: Invariant::ThrottledCount,
+            statement: "nr_writeback_throttled is never below the number of tasks queued on reclaim_wait[WRITEBACK].",
+            exercised_by: &[C::ThrottledWriteback],
+            check: |e| by_state(e, Invariant::ThrottledCount),
+        },
+    ];
+    const PROGRESS: Invariant = Invariant::Progress;
+    const LASSO: &'static [Invariant] = &[Invariant::NoSoftLockup];
+    type Online = ThrottleState;
+
+    /// `progress` is exercised by any contended path (a throttle of any reason, a kthread's
+    /// early return, a sleep on the buffer lock): each is a place where a task may wait on
+    /// another. The other invariants need all of their `exercised_by`.
+    fn exercised(
+        inv: &super::Invariant<Self>,
+        _cfg: &Config,
+        coverage: &std::collections::BTreeMap<&'static str, u64>,
+    ) -> bool {
+        use mmmodel::model::Model;
+        let reached = |c: &C| coverage.get(c.name()).is_some_and(|&n| n > 0);
+        if inv.id == Invariant::Progress {
+            return Self::CONTENDED_PATH.iter().any(reached);
+        }
+        inv.exercised_by.iter().all(reached)
+    }
+
+    fn derived_coverage(exec: &Exec_, cov: &mut std::collections::BTreeMap<&'static str, u64>) {
+        let mut s = ThrottleState::default();
+        let mut out = Vec::new();
+        let mut derived = Vec::new();
+        for (pid, e) in exec.events {
+            s.walk(exec.cfg, *pid, e, &mut out, &mut derived);
+        }
+        for c in derived {
+            *cov.entry(c.name()).or_insert(0) += 1;
+        }
+    }
+
+    fn lasso(cfg: &Config, events: &[(Pid, Ev<TE>)], cycle_from: usize) -> Vec<Violation> {
+        lasso(cfg, events, cycle_from)
+    }
+}
+
+/// `progress`: the ghost's livelock and step-bound reports, and a task that sleeps with
+/// nobody left to wake it (it never ends).
+fn progress(exec: &Exec_) -> Vec<Violation> {
+    let mut out = super::progress(exec, Invariant::Progress);
+    for (i, (pid, e)) in exec.events.iter().enumerate() {
+        if let Ev::Kernel(KernelEvent::SleptForever) = e {
+            out.push(Violation::new(
+                Invariant::Progress,
+                Some(i),
+                format!("{} sleeps with nobody left to wake it: it never ends", exec.pid_name(*pid)),
+            ));
+        }
+    }
+    out
+}
+
+fn by_state(exec: &Exec_, id: Invariant) -> Vec<Violation> {
+    let mut s = ThrottleState::default();
+    let mut out = Vec::new();
+    let mut derived = Vec::new();
+    let mut violations = Vec::new();
+    for (i, (pid, e)) in exec.events.iter().enumerate() {
+        s.walk(exec.cfg, *pid, e, &mut out, &mut derived);
+        for (inv, msg) in out.drain(..) {
+            if inv == id {
+                violations.push(Violation::new(inv, Some(i), format!("{}: {msg}", exec.pid_name(*pid))));
+            }
+        }
+    }
+    violations
+}
+
+const NOBODY: u8 = u8::MAX;
+
+/// The state of every safety monitor of the model (see the module documentation).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ThrottleState {
+    /// Tasks inside `reclaim_throttle()` (between `Throttle` and `ThrottleEnd`).
+    in_throttle: u32,
+    /// ... whose sleep there timed out.
+    timed_out: u32,
+    /// ... whose condition cleared since they started throttling.
+    cleared: u32,
+    /// Each task's reason while it throttles.
+    reason: [u8; 32],
+    /// Tasks queued on the WRITEBACK queue.
+    wb_queued: u32,
+    /// Tasks asleep on it: queued, neither woken nor timed out.
+    wb_asleep: u32,
+    /// Wakers that crossed the threshold and have not woken the queue yet.
+    owe_wake: u32,
+    /// `nr_writeback_throttled` as last reported.
+    count: u32,
+    /// The task running on each CPU.
+    holder: [u8; MAX_CPUS],
+}
+
+impl Default for ThrottleState {
+    fn default() -> Self {
+        ThrottleState {
+            in_throttle: 0,
+            timed_out: 0,
+            cleared: 0,
+            reason: [NOBODY; 32],
+            wb_queued: 0,
+            wb_asleep: 0,
+            owe_wake: 0,
+            count: 0,
+            holder: [NOBODY; MAX_CPUS],
+        }
+    }
+}
+
+impl ThrottleState {
+    /// Step on task `pid`'s event `ev`: the violations it shows (invariant, message) and the
+    /// derived coverage events.
+    fn walk(&mut self, _cfg: &Config, pid: Pid, ev: &Ev<TE>, out: &mut Vec<(Invariant, String)>, derived: &mut Vec<C>) {
+        let bit = 1u32 << pid;
+        // A waker that crossed the threshold must wake the queue at its next event.
+        let lock_step = matches!(ev, Ev::Kernel(KernelEvent::LockAcquired { .. } | KernelEvent::LockReleased { .. }));
+        if self.owe_wake & bit != 0 && !lock_step {
+            self.owe_wake &= !bit;
+            match ev {
+                Ev::Kernel(KernelEvent::WakeUp { wq, woken, .. }) if *wq == WQ_WRITEBACK => {
+                    let missed = self.wb_asleep & !woken;
+                    if missed != 0 {
+                        out.push((
+                            Invariant::WritebackWakesAll,
+                            format!(
+                                "the threshold is crossed, but the wake leaves {} asleep on reclaim_wait[WRITEBACK]",
+                                mmmodel::event::pids(missed)
+                            ),
+                        ));
+                    }
+                }
+                _ => out.push((
+                    Invariant::WritebackWakesAll,
+                    "the threshold is crossed, but the completion does not wake reclaim_wait[WRITEBACK]".into(),
+                )),
+            }
+        }
+        match ev {
+            Ev::Proto(TE::Throttle { reason, .. }) => {
+                self.in_throttle |= bit;
+                self.timed_out &= !bit;
+                self.cleared &= !bit;
+                self.reason[pid] = *reason as u8;
+            }
+            Ev::Proto(TE::ThrottleEnd { timeout, slept, .. }) => {
+                if slept >= timeout && self.cleared & bit != 0 {
+                    derived.push(C::SleptFullTimeout);
+                }
+                self.in_throttle &= !bit;
+                self.timed_out &= !bit;
+                self.cleared &= !bit;
+                self.reason[pid] = NOBODY;
+            }
+            Ev::Kernel(KernelEvent::Schedule { .. }) if self.in_throttle & self.timed_out & bit != 0 => out.push((
+                Invariant::ThrottleBounded,
+                "sleeps again in reclaim_throttle() after its timeout expired: it does not return within its timeout"
+                    .into(),
+            )),
+            Ev::Kernel(KernelEvent::SleptForever) if self.in_throttle & bit != 0 => out.push((
+                Invariant::ThrottleBounded,
+                "sleeps in reclaim_throttle() with no timer left to end the sleep".into(),
+            )),
+            Ev::Kernel(KernelEvent::TimedOut { .. }) => {
+                if self.in_throttle & bit != 0 {
+                    self.timed_out |= bit;
+                }
+                self.wb_asleep &= !bit;
+            }
+            Ev::Kernel(KernelEvent::Woken) => self.wb_asleep &= !bit,
+            Ev::Kernel(KernelEvent::Enqueued { wq }) if *wq == WQ_WRITEBACK => {
+                self.wb_queued |= bit;
+                self.wb_asleep |= bit;
+            }
+            Ev::Kernel(KernelEvent::FinishWait { wq }) if *wq == WQ_WRITEBACK => {
+                self.wb_queued &= !bit;
+                self.wb_asleep &= !bit;
+            }
+            Ev::Kernel(KernelEvent::WakeUp { wq, woken, .. }) if *wq == WQ_WRITEBACK => {
+                self.wb_queued &= !woken;
+                self.wb_asleep &= !woken;
+            }
+            Ev::Proto(TE::WritebackThrottledInc { now } | TE::WritebackThrottledDec { now }) => self.count = *now,
+            Ev::Proto(TE::WritebackDone { crossed: true, .. }) => {
+                self.owe_wake |= bit;
+                self.clear_waiting(Reason::Writeback);
+            }
+            Ev::Proto(TE::TooManyIsolated { too_many: false, .. } | TE::Putback { .. }) => {
+                self.clear_waiting(Reason::Isolated)
+            }
+            Ev::Proto(TE::ConsiderThrottle { progress: true }) => self.clear_waiting(Reason::Noprogress),
+            Ev::Proto(TE::Cpu(CpuEvent::Wait { cpu })) => {
+                let h = self.holder[*cpu as usize];
+                if h != NOBODY && h as usize != pid {
+                    derived.push(C::CpuContended);
+                }
+            }
+            Ev::Proto(TE::Cpu(CpuEvent::Run { cpu })) => self.holder[*cpu as usize] = pid as u8,
+            Ev::Proto(TE::Cpu(CpuEvent::Yield { cpu, .. })) => self.holder[*cpu as usize] = NOBODY,
+            _ => {}
+        }
+        let queued = self.wb_queued.count_ones();
+        if self.count < queued {
+            out.push((
+                Invariant::ThrottledCount,
+                format!(
+                    "nr_writeback_throttled is {} with {queued} task(s) queued on reclaim_wait[WRITEBACK] ({})",
+                    self.count,
+                    mmmodel::event::pids(self.wb_queued)
+                ),
+            ));
+        }
+    }
+
+    /// The condition of every task throttled on `reason` has cleared.
+    fn clear_waiting(&mut self, reason: Reason) {
+        for p in 0..32 {
+            if self.in_throttle & (1 << p) != 0 && self.reason[p] == reason as u8 {
+                self.cleared |= 1 << p;
+            }
+        }
+    }
+}
+
+impl super::online::Online<ReclaimThrottle> for ThrottleState {
+    fn step(&mut self, cfg: &Config, pid: Pid, ev: &Ev<TE>, found: &mut Found<ReclaimThrottle>) {
+        super::online::step_common(ev, Some(Invariant::Progress), None, found);
+        if let Ev::Kernel(KernelEvent::SleptForever) = ev {
+            found.violated.push(Invariant::Progress);
+        }
+        let mut out = Vec::new();
+        self.walk(cfg, pid, ev, &mut out, &mut found.derived);
+        found.violated.extend(out.into_iter().map(|(i, _)| i));
+    }
+    fn end(&self, _cfg: &Config, _fin: &(), _found: &mut Found<ReclaimThrottle>) {}
+}
+
+/// `no-soft-lockup` on a lasso: the events before `cycle_from` lead into a cycle that repeats
+/// for ever (a fair cycle of the stateful engine). It is a soft lockup if, when the cycle
+/// starts, some task waits for a CPU that another task runs on, and in the cycle the running
+/// task takes steps, never gives that CPU up, and the waiting task never gets it.
+pub fn lasso(cfg: &Config, events: &[(Pid, Ev<TE>)], cycle_from: usize) -> Vec<Violation> {
+    let exec = Exec::<ReclaimThrottle> { cfg, events, fin: &() };
+    let mut holder = [NOBODY; MAX_CPUS];
+    let mut waiting = [0u32; MAX_CPUS];
+    let (prefix, cycle) = exec.events.split_at(cycle_from.min(exec.events.len()));
+    for (pid, e) in prefix {
+        match e {
+            Ev::Proto(TE::Cpu(CpuEvent::Wait { cpu })) => waiting[*cpu as usize] |= 1 << pid,
+            Ev::Proto(TE::Cpu(CpuEvent::Run { cpu })) => {
+                waiting[*cpu as usize] &= !(1 << pid);
+                holder[*cpu as usize] = *pid as u8;
+            }
+            Ev::Proto(TE::Cpu(CpuEvent::Yield { cpu, .. })) => holder[*cpu as usize] = NOBODY,
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    for cpu in 0..MAX_CPUS {
+        let h = holder[cpu];
+        let waiters = waiting[cpu] & !(if h == NOBODY { 0 } else { 1 << h });
+        if h == NOBODY || waiters == 0 {
+            continue;
+        }
+        let h = h as usize;
+        let moves = cycle.iter().any(|(p, _)| *p == h);
+        let gives_up = cycle.iter().any(|(p, e)| {
+            *p == h && matches!(e, Ev::Proto(TE::Cpu(CpuEvent::Yield { cpu: c, .. })) if *c as usize == cpu)
+        });
+        let served = cycle.iter().any(|(p, e)| {
+            waiters & (1 << p) != 0 && matches!(e, Ev::Proto(TE::Cpu(CpuEvent::Run { cpu: c })) if *c as usize == cpu)
+        });
+        if moves && !gives_up && !served {
+            let why = cycle
+                .iter()
+                .rev()
+                .find_map(|(p, e)| match e {
+                    Ev::Proto(ev @ TE::ThrottleSkipped { .. }) if *p == h => Some(format!(" (its loop: {ev})")),
+                    _ => None,
+                })
+                .unwrap_or_default();
+            out.push(Violation::new(
+                Invariant::NoSoftLockup,
+                Some(cycle_from),
+                format!(
+                    "a soft lockup: {} runs on cpu{cpu} for ever{why}, never sleeping nor giving cpu{cpu} up, while {} \
+                     waits for cpu{cpu}",
+                    exec.pid_name(h),
+                    (0..32)
+                        .filter(|p| waiters & (1 << p) != 0)
+                        .map(|p| exec.pid_name(p))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ));
+        }
+    }
+    out
+}

@@ -1,0 +1,234 @@
+//! CPUs as a resource: which task runs on which CPU, and `cond_resched()`
+//! (kernel/sched/core.c, reduced to what a non-preemptive kernel promises).
+//!
+//! Under `preempt = "full"` (the default, and what the kswapd-stall and compaction models
+//! assume) a CPU constrains nothing: the explorer may switch tasks at any step, as a
+//! `CONFIG_PREEMPT` kernel may. Every function here is then a no-op.
+//!
+//! Under `preempt = "none"` (`CONFIG_PREEMPT_NONE`) every task is bound to one CPU and a CPU
+//! is a lock that the task running on it holds (a first-come first-served queue): a task keeps its CPU until it sleeps
+//! (`schedule()`), calls `cond_resched()` while another task of that CPU is runnable, or
+//! ends. A task that becomes runnable (it starts, a waker or its timer makes it runnable)
+//! waits for its CPU, and only then goes on. Per-CPU work (a kworker bound to the CPU) is such
+//! a task: it runs only when the CPU is given up.
+//!
+//! A CPU's run queue is first come, first served (a queue of pids): a task that becomes runnable waits until the tasks that were already waiting
+//! for the CPU have run, and `cond_resched()` with another task runnable gives the CPU up and
+//! queues behind it. A plain lock would let the explorer always pick the same task again, and
+//! weak fairness (which the stateful engine assumes) would not stop that, since the waiter is
+//! not runnable at the steps where the CPU is held: the model would then report starvation
+//! the kernel's scheduler does not have (a task that sleeps and wakes in a loop would keep
+//! its CPU from a task that has been runnable all along). The seeded mutation `resched-noop`
+//! makes `cond_resched()` keep the CPU; the `no-soft-lockup` check kills it.
+//!
+//! Interrupts, the tick, and time slices are not modelled: under `none` a task that never
+//! sleeps or calls `cond_resched()` keeps its CPU for ever, which is what the kernel's
+//! soft-lockup watchdog reports.
+
+use core::fmt;
+use core::sync::atomic::Ordering::{AcqRel, Acquire};
+
+use super::sched::{loop_summary, Current};
+use crate::ghost::Ghost;
+use crate::model::{PlatformFor, ProtoEvent};
+use crate::platform::{Atomic, Platform};
+
+crate::named! {
+    /// `[params] preempt`: the kernel's preemption model.
+    pub enum Preempt {
+        /// `CONFIG_PREEMPT_NONE`: a task gives its CPU up only when it sleeps, calls
+        /// `cond_resched()` with another task of that CPU runnable, or ends.
+        None = "none",
+        /// `CONFIG_PREEMPT`: any task may be preempted at any point (CPUs constrain nothing).
+        Full = "full",
+    }
+}
+
+/// CPUs a scenario may have.
+pub const MAX_CPUS: usize = 4;
+
+/// Why a task gives its CPU up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum YieldWhy {
+    /// It sleeps (`schedule()`).
+    Sleep,
+    /// `cond_resched()` with another task of the CPU runnable.
+    Resched,
+    /// It ends (`do_exit()`).
+    Exit,
+}
+
+/// What the CPU layer reports (a protocol that uses CPUs carries these among its events).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CpuEvent {
+    /// The task is runnable and waits for CPU `cpu` (under `none`).
+    Wait { cpu: u8 },
+    /// The task runs on CPU `cpu`.
+    Run { cpu: u8 },
+    /// The task gives CPU `cpu` up.
+    Yield { cpu: u8, why: YieldWhy },
+    /// `cond_resched()` found no other task runnable on CPU `cpu`: it returns at once.
+    NoResched { cpu: u8 },
+}
+
+impl CpuEvent {
+    /// Only for reading a trace: taking a CPU that was free, giving it up to sleep or exit,
+    /// and a `cond_resched()` that returns at once.
+    pub fn is_detail(self) -> bool {
+        matches!(self, CpuEvent::Yield { why: YieldWhy::Sleep | YieldWhy::Exit, .. } | CpuEvent::NoResched { .. })
+    }
+}
+
+impl fmt::Display for CpuEvent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            CpuEvent::Wait { cpu } => write!(f, "runnable, waits for cpu{cpu}"),
+            CpuEvent::Run { cpu } => write!(f, "runs on cpu{cpu}"),
+            CpuEvent::Yield { cpu, why: YieldWhy::Sleep } => write!(f, "schedule(): gives cpu{cpu} up"),
+            CpuEvent::Yield { cpu, why: YieldWhy::Resched } => {
+                write!(f, "cond_resched(): another task runnable, gives cpu{cpu} up")
+            }
+            CpuEvent::Yield { cpu, why: YieldWhy::Exit } => write!(f, "exits, cpu{cpu} free"),
+            CpuEvent::NoResched { cpu } => write!(f, "cond_resched(): nothing else runnable on cpu{cpu}"),
+        }
+    }
+}
+
+/// Bits of one slot of a run queue (a pid plus one; 0 is an empty slot).
+const SLOT: u32 = 6;
+const SLOT_MASK: u64 = (1 << SLOT) - 1;
+/// Tasks one CPU's run queue can hold.
+pub const QUEUE_SLOTS: usize = (64 / SLOT) as usize;
+
+struct Cpu<P: Platform> {
+    /// More than one task is bound to the CPU. A CPU with one task has nothing to arbitrate:
+    /// its task runs whenever it is runnable, and the CPU takes no explored step at all.
+    shared: bool,
+    /// The run queue, first come first served: slots of [`SLOT`] bits, the front in the low
+    /// bits, each a pid plus one. The task at the front runs on the CPU (or may run: it is
+    /// the next to); the others wait, in the order they became runnable.
+    queue: P::AtomicU64,
+}
+
+/// The machine's CPUs.
+pub struct Cpus<P: Platform> {
+    pub preempt: Preempt,
+    cpus: Vec<Cpu<P>>,
+    /// `cond_resched()` never gives the CPU up (the seeded mutation `resched-noop`; always
+    /// false in a shipped configuration).
+    resched_noop: bool,
+}
+
+/// Locations of the loop summary and checkpoints of this module.
+const QUEUE_LOOP: u64 = 0xc0_4e5c;
+const RAN: u64 = 0xc0_4e5d;
+const GAVE_UP: u64 = 0xc0_4e5e;
+const NO_RESCHED: u64 = 0xc0_4e5f;
+
+impl<P: Platform> Cpus<P> {
+    /// `n` CPUs; `tasks[c]` tasks are bound to CPU `c`.
+    pub fn new(preempt: Preempt, tasks: &[usize], resched_noop: bool) -> Self {
+        let cpus = tasks.iter().map(|&t| Cpu { shared: t > 1, queue: P::AtomicU64::new(0) }).collect();
+        Cpus { preempt, cpus, resched_noop }
+    }
+    /// Whether CPU `cpu` arbitrates between tasks.
+    fn bound(&self, cpu: u8) -> bool {
+        self.preempt == Preempt::None && self.cpus[cpu as usize].shared
+    }
+}
+
+fn emit<P: PlatformFor<E>, E: ProtoEvent + From<CpuEvent>>(cur: &Current<P>, ev: CpuEvent) {
+    if P::Ghost::ENABLED {
+        cur.emit(E::from(ev));
+    }
+}
+
+/// The task becomes runnable on `cpu` and waits until it runs there (it starts, it comes
+/// back from `schedule()`, or `cond_resched()` gave the CPU to another task). The CPU's run
+/// queue is first come, first served: the tasks that were already waiting run first.
+pub fn cpu_run<P: PlatformFor<E>, E: ProtoEvent + From<CpuEvent>>(cur: &Current<P>, cpus: &Cpus<P>, cpu: u8) {
+    if !cpus.bound(cpu) {
+        return;
+    }
+    let c = &cpus.cpus[cpu as usize];
+    let me = cur.pid() as u64 + 1;
+    // What the caller's future depends on: its history so far. Nothing read here matters
+    // after the task runs (see the checkpoint at the end).
+    let context = cur.loop_context();
+    // Join the end of the queue.
+    loop {
+        let q = c.queue.load(Acquire);
+        let len = (0..QUEUE_SLOTS).find(|i| (q >> (*i as u32 * SLOT)) & SLOT_MASK == 0).unwrap_or(QUEUE_SLOTS);
+        assert!(len < QUEUE_SLOTS, "more tasks runnable on cpu{cpu} than its run queue holds");
+        if c.queue.compare_exchange(q, q | (me << (len as u32 * SLOT)), AcqRel, Acquire).is_ok() {
+            break;
+        }
+    }
+    emit::<P, E>(cur, CpuEvent::Wait { cpu });
+    // Wait, runnable, until the tasks ahead have run and given the CPU up: the one that
+    // gives it up kicks the next (`cpu_give_up`).
+    while c.queue.load(Acquire) & SLOT_MASK != me {
+        if !cur.loop_head(loop_summary(context, QUEUE_LOOP, 0)) {
+            break;
+        }
+        P::park();
+    }
+    emit::<P, E>(cur, CpuEvent::Run { cpu });
+    // Which tasks were queued when it joined, how often it was kicked: none of it is left
+    // in the task's locals, so its history is the caller's again (without this, every task
+    // would carry the queue it once saw to its next loop head, and the states multiply).
+    cur.checkpoint(loop_summary(context, RAN, 0));
+}
+
+/// The task gives `cpu` up (it is about to sleep, or it ends): the next task of the queue
+/// runs.
+pub fn cpu_give_up<P: PlatformFor<E>, E: ProtoEvent + From<CpuEvent>>(
+    cur: &Current<P>,
+    cpus: &Cpus<P>,
+    cpu: u8,
+    why: YieldWhy,
+) {
+    if !cpus.bound(cpu) {
+        return;
+    }
+    let c = &cpus.cpus[cpu as usize];
+    let context = cur.loop_context();
+    emit::<P, E>(cur, CpuEvent::Yield { cpu, why });
+    // Only the task at the front pops it; others only append behind it.
+    loop {
+        let q = c.queue.load(Acquire);
+        debug_assert_eq!(q & SLOT_MASK, cur.pid() as u64 + 1, "only the running task gives its CPU up");
+        if c.queue.compare_exchange(q, q >> SLOT, AcqRel, Acquire).is_ok() {
+            let next = (q >> SLOT) & SLOT_MASK;
+            if next != 0 {
+                cur.sched.tasks[next as usize - 1].unpark();
+            }
+            break;
+        }
+    }
+    cur.checkpoint(loop_summary(context, GAVE_UP, 0));
+}
+
+/// `cond_resched()`: under `none`, if another task is runnable on `cpu`, let it run first.
+pub fn cond_resched<P: PlatformFor<E>, E: ProtoEvent + From<CpuEvent>>(cur: &Current<P>, cpus: &Cpus<P>, cpu: u8) {
+    if !cpus.bound(cpu) {
+        return;
+    }
+    let c = &cpus.cpus[cpu as usize];
+    let context = cur.loop_context();
+    let others = c.queue.load(Acquire) >> SLOT;
+    if others == 0 {
+        emit::<P, E>(cur, CpuEvent::NoResched { cpu });
+        cur.checkpoint(loop_summary(context, NO_RESCHED, 0));
+        return;
+    }
+    if cpus.resched_noop {
+        // Seeded bug: need_resched() is never set, so cond_resched() keeps the CPU.
+        cur.mutation_reached();
+        emit::<P, E>(cur, CpuEvent::NoResched { cpu });
+        cur.checkpoint(loop_summary(context, NO_RESCHED, 0));
+        return;
+    }
+    cpu_give_up::<P, E>(cur, cpus, cpu, YieldWhy::Resched);
+    cpu_run::<P, E>(cur, cpus, cpu);
+}
