@@ -82,11 +82,18 @@ fn symmetry_changes_no_verdict_of_a_shipped_scenario() {
             continue;
         }
         let rel = f.strip_prefix(common::scenarios_dir()).unwrap_or(Path::new("?")).display().to_string();
+        compared += 1;
+        // Whether any reduction applies is known before the search: where none does, the
+        // reduced search is the unreduced one and there is nothing to compare.
+        let probe = sc.spec.explore(Engine::Stateful { max_states: Some(1) }, &opts(Reduce::default()));
+        if probe.stats.expect("stateful stats").reductions == "none" {
+            continue;
+        }
         let reduced = sc.spec.explore(ENGINE, &opts(Reduce::default()));
         let st = reduced.stats.expect("stateful stats");
-        compared += 1;
         if st.reductions == "none" {
-            // No reduction applied: the search was the unreduced one.
+            // No reduction applied after all (symmetry refuted for a component): the search
+            // was the unreduced one.
             continue;
         }
         let full = sc.spec.explore(ENGINE, &opts(Reduce::NONE));
