@@ -20,7 +20,7 @@ mod common;
 
 /// The budget of the sweep over the shipped scenarios that name another engine (the files that
 /// name the stateful engine are searched whole).
-const ENGINE: Engine = Engine::Stateful { max_states: Some(20_000) };
+const ENGINE: Engine = Engine::Stateful { max_states: Some(5_000) };
 
 fn explore(sc: &Scenario, workers: usize, defect: Option<ReductionDefect>) -> Outcome {
     explore_with(ENGINE, sc, workers, defect)
