@@ -309,7 +309,7 @@ const MODEL_FUNCTIONS: &[&str] = &[
     "cpu_give_up",
     "cpu_run",
     "direct_reclaim",
-    "judge_lasso",
+    "lasso",
     "lock_holder",
     "loop_fingerprint",
     "partial_order",

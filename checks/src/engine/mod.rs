@@ -574,11 +574,7 @@ pub(crate) fn execute_one<M: Checked, P: PlatformFor<M::Event, Ghost = Recorder<
 pub fn explore<M: Checked>(spec: &Spec<M>, engine: Engine, opts: &Options) -> Outcome {
     match engine {
         Engine::Loom { preemption_bound } => loom::explore(spec, preemption_bound, opts, engine),
-        Engine::Stateful { .. } => {
-            let mut o = stateful::explore(spec, engine, opts);
-            monitor::judge_lasso::<M>(&spec.invariants, &spec.cfg, &mut o);
-            o
-        }
+        Engine::Stateful { .. } => stateful::explore(spec, engine, opts),
         _ => shuttle::explore(spec, engine, opts),
     }
 }

@@ -90,15 +90,18 @@ pub trait Checked: Model {
         inv.exercised_by.iter().all(|e| coverage.get(e.name()).is_some_and(|&n| n > 0))
     }
 
-    /// Invariants decided only on lassos ([`Checked::lasso`]). A search cannot aim at them
-    /// directly (the stateful engine aims at fair cycles as `progress`): a scenario that
-    /// expects one of them searches for the first fair cycle, which its lasso judge names.
+    /// Invariants decided only on lassos: classes of fair cycles. Their online form is
+    /// [`online::Online::cycle_keys`], which the stateful engine reads at every state it stores
+    /// and decides on the whole state graph (a fair cycle that keeps one stuck situation for
+    /// ever); their trace form is [`Checked::lasso`]. A search cannot aim at them as at a
+    /// safety invariant, so the registry makes none of them a search target.
     const LASSO: &'static [Self::Invariant] = &[];
 
-    /// The violations of a lasso (an infinite execution: the events before `cycle_from` lead
-    /// into a cycle that repeats for ever), besides `progress`, which every fair cycle violates.
-    /// The stateful engine finds fair cycles; a model whose invariants tell some of them apart
-    /// (the reclaim-throttle model's `no-soft-lockup`) judges them here. None by default.
+    /// The trace form of the lasso invariants: the violations of a lasso (an infinite
+    /// execution: the events before `cycle_from` lead into a cycle that repeats for ever),
+    /// besides `progress`, which every fair cycle violates. The stateful engine checks that
+    /// each cycle it classed under a lasso invariant is one by this form too, and a replayed
+    /// lasso is judged by it. None by default.
     fn lasso(_cfg: &Self::Config, _events: &[(Pid, Event<Self::Event>)], _cycle_from: usize) -> Vec<Violation> {
         Vec::new()
     }
@@ -176,21 +179,4 @@ pub fn lock_released<M: Model>(exec: &Exec<M>, id: M::Invariant) -> Vec<Violatio
         }
     }
     out
-}
-
-/// Add to a stateful outcome's lasso (if it found one) the violations the model's
-/// [`Checked::lasso`] sees in it, first, so that they name the verdict.
-pub fn judge_lasso<M: Checked>(spec_invariants: &[M::Invariant], cfg: &M::Config, o: &mut crate::engine::Outcome) {
-    let Some(f) = o.found.as_mut() else { return };
-    let Some(from) = f.cycle_from else { return };
-    let Some(events) = f.trace.events::<M::Event>() else { return };
-    let extra: Vec<Violation> = M::lasso(cfg, events, from)
-        .into_iter()
-        .filter(|v| spec_invariants.iter().any(|i| i.name() == v.invariant))
-        .collect();
-    for v in &extra {
-        *o.violated.entry(v.invariant).or_insert(0) += 1;
-        o.first_violation.entry(v.invariant).or_insert(o.executions);
-    }
-    f.violations.splice(0..0, extra);
 }

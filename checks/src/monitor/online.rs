@@ -47,6 +47,23 @@ pub trait Online<M: Model>: Clone + Eq + Hash + Debug + Default + Send + Sync + 
     fn permuted(&self, _perm: &Perm) -> Option<Self> {
         None
     }
+    /// The online form of the model's lasso invariants ([`Checked::LASSO`]): the stuck
+    /// situations this state is in, each as a [`CycleKey`]. A fair cycle every state of which
+    /// carries the same key, and in which the key's `must_move` tasks move, violates the key's
+    /// invariant; the stateful engine looks for such cycles among the fair cycles it finds
+    /// (docs/model.md, "no-soft-lockup: a class of fair cycles"). None by default.
+    fn cycle_keys(&self, _out: &mut Vec<CycleKey>) {}
+}
+
+/// One stuck situation of a state, for a lasso invariant (see [`Online::cycle_keys`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct CycleKey {
+    /// The invariant: an index into [`Checked::LASSO`].
+    pub class: u8,
+    /// Which situation (non-zero): a cycle must keep the same one in every state.
+    pub key: u64,
+    /// Tasks that must move in such a cycle.
+    pub must_move: u32,
 }
 
 /// Run the online form over a whole execution: the invariants of `ids` it says are violated,

@@ -27,7 +27,7 @@ use mmmodel::model::Named;
 use mmmodel::throttle::event::WQ_WRITEBACK;
 use mmmodel::throttle::{Config, Coverage as C, Event as TE, Invariant, Reason, ReclaimThrottle};
 
-use super::online::Found;
+use super::online::{CycleKey, Found};
 use super::{Checked, Exec, Violation};
 
 type Exec_<'a> = Exec<'a, ReclaimThrottle>;
@@ -161,6 +161,8 @@ pub struct ThrottleState {
     count: u32,
     /// The task running on each CPU.
     holder: [u8; MAX_CPUS],
+    /// The tasks runnable and waiting for each CPU (between their `Wait` and `Run`).
+    waiting: [u32; MAX_CPUS],
 }
 
 impl Default for ThrottleState {
@@ -175,6 +177,7 @@ impl Default for ThrottleState {
             owe_wake: 0,
             count: 0,
             holder: [NOBODY; MAX_CPUS],
+            waiting: [0; MAX_CPUS],
         }
     }
 }
@@ -265,8 +268,12 @@ impl ThrottleState {
                 if h != NOBODY && h as usize != pid {
                     derived.push(C::CpuContended);
                 }
+                self.waiting[*cpu as usize] |= bit;
             }
-            Ev::Proto(TE::Cpu(CpuEvent::Run { cpu })) => self.holder[*cpu as usize] = pid as u8,
+            Ev::Proto(TE::Cpu(CpuEvent::Run { cpu })) => {
+                self.holder[*cpu as usize] = pid as u8;
+                self.waiting[*cpu as usize] &= !bit;
+            }
             Ev::Proto(TE::Cpu(CpuEvent::Yield { cpu, .. })) => self.holder[*cpu as usize] = NOBODY,
             _ => {}
         }
@@ -304,6 +311,19 @@ impl super::online::Online<ReclaimThrottle> for ThrottleState {
         found.violated.extend(out.into_iter().map(|(i, _)| i));
     }
     fn end(&self, _cfg: &Config, _fin: &(), _found: &mut Found<ReclaimThrottle>) {}
+
+    /// `no-soft-lockup`'s online form: for each CPU that a task runs on while another task
+    /// waits for it, the key (CPU, running task). A fair cycle that keeps one such key in every
+    /// state, and in which the running task moves, is a soft lockup: the running task never
+    /// gives the CPU up (the key would go) and no waiter runs there (the running task would
+    /// change).
+    fn cycle_keys(&self, out: &mut Vec<CycleKey>) {
+        for (cpu, (&h, &w)) in self.holder.iter().zip(&self.waiting).enumerate() {
+            if h != NOBODY && w & !(1u32 << h) != 0 {
+                out.push(CycleKey { class: 0, key: 1 + ((cpu as u64) << 8 | h as u64), must_move: 1 << h });
+            }
+        }
+    }
 }
 
 /// `no-soft-lockup` on a lasso: the events before `cycle_from` lead into a cycle that repeats

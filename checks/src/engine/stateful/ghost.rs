@@ -176,7 +176,11 @@ impl<M: Checked> StatefulGhost<M> {
         (std::mem::take(&mut g.step_events), touch)
     }
 
-    /// The online monitors' state now.
+    /// The stuck situations of the online monitors' state now (for the lasso invariants).
+    pub fn cycle_keys(&self, out: &mut Vec<crate::monitor::online::CycleKey>) {
+        self.lock().online.cycle_keys(out);
+    }
+
     /// Copy the online monitors' state now into `into` (reusing its room).
     pub fn online_into(&self, into: &mut M::Online) {
         into.clone_from(&self.lock().online);

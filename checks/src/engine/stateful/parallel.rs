@@ -19,7 +19,7 @@
 //! Safety violations stop every worker. `progress` needs the strongly connected components of
 //! the whole state graph, which one worker's Tarjan cannot see when others hold parts of it:
 //! with more than one worker each records its edges (the task of each) and its states (the
-//! tasks enabled there), and once the search is complete [`fair_components`] runs Tarjan over
+//! tasks enabled there), and once the search is complete [`Stored::components`] runs Tarjan over
 //! them (docs/model.md, "Many workers").
 
 use std::collections::HashMap;
@@ -28,6 +28,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::{Condvar, Mutex};
 
 use super::search::Identity;
+use crate::monitor::online::CycleKey;
 
 /// Shards of the shared visited table.
 pub const SHARDS: usize = 256;
@@ -173,7 +174,8 @@ impl Shared {
     }
 }
 
-/// A worker's part of the state graph (kept only when `progress` is checked).
+/// A worker's part of the state graph (kept only when `progress` or a lasso invariant is
+/// checked).
 #[derive(Debug, Default)]
 pub(super) struct Graph {
     /// The initial state (recorded by the worker that stored it).
@@ -182,6 +184,9 @@ pub(super) struct Graph {
     pub nodes: Vec<(u64, u32, u32)>,
     /// Every transition the worker took: from, to, the task that moved.
     pub edges: Vec<(u64, u64, u8)>,
+    /// The stuck situations of the states it stored, for the lasso invariants
+    /// ([`crate::monitor::online::Online::cycle_keys`]; states with none are not listed).
+    pub keys: Vec<(u64, CycleKey)>,
 }
 
 /// A strongly connected component with a transition inside it, and what its fair-cycle test
@@ -191,124 +196,207 @@ pub(super) struct Component {
     pub moves: u32,
     pub disabled: u32,
     pub tasks: u32,
+    /// The members as node numbers of the [`Stored`] graph.
+    nodes: Vec<u32>,
 }
 
-/// The strongly connected components of the graph that have a transition inside them (an
-/// iterative Tarjan), and the shortest schedule from the initial state to each component's
-/// first member found (a breadth-first pass over the stored edges).
-pub(super) fn components(graphs: &[Graph]) -> (Vec<Component>, Option<u64>) {
-    let mut index: HashMap<u64, u32, BuildHasherDefault<Identity>> = HashMap::default();
-    let mut nodes: Vec<(u64, u32, u32)> = Vec::new();
-    for g in graphs {
-        for &n in &g.nodes {
-            if index.insert(n.0, nodes.len() as u32).is_none() {
-                nodes.push(n);
-            }
-        }
+impl Component {
+    /// Whether it holds a fair cycle: every task moves inside it or is disabled somewhere in it
+    /// (weak fairness).
+    pub fn fair(&self) -> bool {
+        (self.moves | self.disabled) & self.tasks == self.tasks
     }
-    let initial = graphs.iter().find_map(|g| g.initial);
-    // Adjacency in compressed rows.
-    let n = nodes.len();
-    let mut start = vec![0u32; n + 1];
-    let mut edges: Vec<(u32, u32, u8)> = Vec::new();
-    for g in graphs {
-        for &(a, b, t) in &g.edges {
-            if let (Some(&a), Some(&b)) = (index.get(&a), index.get(&b)) {
-                edges.push((a, b, t));
-            }
-        }
-    }
-    edges.sort_unstable();
-    edges.dedup();
-    for &(a, _, _) in &edges {
-        start[a as usize + 1] += 1;
-    }
-    for i in 0..n {
-        start[i + 1] += start[i];
-    }
-    const UNSEEN: u32 = u32::MAX;
-    let mut idx = vec![UNSEEN; n];
-    let mut low = vec![0u32; n];
-    let mut on_stack = vec![false; n];
-    let mut stack: Vec<u32> = Vec::new();
-    let mut comp_of = vec![UNSEEN; n];
-    let mut out = Vec::new();
-    let mut next = 0u32;
-    // (node, next edge to look at)
-    let mut call: Vec<(u32, u32)> = Vec::new();
-    for root in 0..n as u32 {
-        if idx[root as usize] != UNSEEN {
-            continue;
-        }
-        call.push((root, start[root as usize]));
-        idx[root as usize] = next;
-        low[root as usize] = next;
-        next += 1;
-        stack.push(root);
-        on_stack[root as usize] = true;
-        while let Some(&mut (v, ref mut e)) = call.last_mut() {
-            if *e < start[v as usize + 1] {
-                let w = edges[*e as usize].1;
-                *e += 1;
-                if idx[w as usize] == UNSEEN {
-                    idx[w as usize] = next;
-                    low[w as usize] = next;
-                    next += 1;
-                    stack.push(w);
-                    on_stack[w as usize] = true;
-                    call.push((w, start[w as usize]));
-                } else if on_stack[w as usize] {
-                    low[v as usize] = low[v as usize].min(idx[w as usize]);
+}
+
+/// The union of the workers' graphs, with its edges in compressed rows.
+pub(super) struct Stored {
+    /// The initial state.
+    pub initial: Option<u64>,
+    /// Fingerprint, tasks enabled, tasks that exist.
+    nodes: Vec<(u64, u32, u32)>,
+    /// Node `n`'s edges are `edges[start[n]..start[n + 1]]`: (from, to, task).
+    start: Vec<u32>,
+    edges: Vec<(u32, u32, u8)>,
+    /// Each node's stuck situations (sorted).
+    keys: HashMap<u64, Vec<CycleKey>, BuildHasherDefault<Identity>>,
+}
+
+impl Stored {
+    pub fn new(graphs: &[Graph]) -> Self {
+        let mut index: HashMap<u64, u32, BuildHasherDefault<Identity>> = HashMap::default();
+        let mut nodes: Vec<(u64, u32, u32)> = Vec::new();
+        for g in graphs {
+            for &n in &g.nodes {
+                if index.insert(n.0, nodes.len() as u32).is_none() {
+                    nodes.push(n);
                 }
+            }
+        }
+        let initial = graphs.iter().find_map(|g| g.initial);
+        let n = nodes.len();
+        let mut start = vec![0u32; n + 1];
+        let mut edges: Vec<(u32, u32, u8)> = Vec::new();
+        for g in graphs {
+            for &(a, b, t) in &g.edges {
+                if let (Some(&a), Some(&b)) = (index.get(&a), index.get(&b)) {
+                    edges.push((a, b, t));
+                }
+            }
+        }
+        edges.sort_unstable();
+        edges.dedup();
+        for &(a, _, _) in &edges {
+            start[a as usize + 1] += 1;
+        }
+        for i in 0..n {
+            start[i + 1] += start[i];
+        }
+        let mut keys: HashMap<u64, Vec<CycleKey>, BuildHasherDefault<Identity>> = HashMap::default();
+        for g in graphs {
+            for &(fp, k) in &g.keys {
+                if let Some(&i) = index.get(&fp) {
+                    keys.entry(u64::from(i)).or_default().push(k);
+                }
+            }
+        }
+        for v in keys.values_mut() {
+            v.sort_unstable();
+            v.dedup();
+        }
+        Stored { initial, nodes, start, edges, keys }
+    }
+
+    /// The strongly connected components, with a transition inside them, of the subgraph of
+    /// the nodes `keep` admits (an iterative Tarjan).
+    fn sccs(&self, keep: &dyn Fn(u32) -> bool) -> Vec<Component> {
+        let (nodes, start, edges) = (&self.nodes, &self.start, &self.edges);
+        let n = nodes.len();
+        const UNSEEN: u32 = u32::MAX;
+        let mut idx = vec![UNSEEN; n];
+        let mut low = vec![0u32; n];
+        let mut on_stack = vec![false; n];
+        let mut stack: Vec<u32> = Vec::new();
+        let mut comp_of = vec![UNSEEN; n];
+        let mut out = Vec::new();
+        let mut next = 0u32;
+        // (node, next edge to look at)
+        let mut call: Vec<(u32, u32)> = Vec::new();
+        for root in 0..n as u32 {
+            if idx[root as usize] != UNSEEN || !keep(root) {
                 continue;
             }
-            call.pop();
-            if let Some(&(u, _)) = call.last() {
-                low[u as usize] = low[u as usize].min(low[v as usize]);
+            call.push((root, start[root as usize]));
+            idx[root as usize] = next;
+            low[root as usize] = next;
+            next += 1;
+            stack.push(root);
+            on_stack[root as usize] = true;
+            while let Some(&mut (v, ref mut e)) = call.last_mut() {
+                if *e < start[v as usize + 1] {
+                    let w = edges[*e as usize].1;
+                    *e += 1;
+                    if !keep(w) {
+                        continue;
+                    }
+                    if idx[w as usize] == UNSEEN {
+                        idx[w as usize] = next;
+                        low[w as usize] = next;
+                        next += 1;
+                        stack.push(w);
+                        on_stack[w as usize] = true;
+                        call.push((w, start[w as usize]));
+                    } else if on_stack[w as usize] {
+                        low[v as usize] = low[v as usize].min(idx[w as usize]);
+                    }
+                    continue;
+                }
+                call.pop();
+                if let Some(&(u, _)) = call.last() {
+                    low[u as usize] = low[u as usize].min(low[v as usize]);
+                }
+                if low[v as usize] == idx[v as usize] {
+                    let c = out.len() as u32;
+                    let mut members = Vec::new();
+                    loop {
+                        let w = stack.pop().expect("Tarjan's stack");
+                        on_stack[w as usize] = false;
+                        comp_of[w as usize] = c;
+                        members.push(w);
+                        if w == v {
+                            break;
+                        }
+                    }
+                    out.push(members);
+                }
             }
-            if low[v as usize] == idx[v as usize] {
-                let c = out.len() as u32;
-                let mut members = Vec::new();
-                loop {
-                    let w = stack.pop().expect("Tarjan's stack");
-                    on_stack[w as usize] = false;
-                    comp_of[w as usize] = c;
-                    members.push(w);
-                    if w == v {
-                        break;
+        }
+        let mut comps = Vec::new();
+        for (c, members) in out.into_iter().enumerate() {
+            let mut moves = 0u32;
+            for &m in &members {
+                for &(_, w, t) in &edges[start[m as usize] as usize..start[m as usize + 1] as usize] {
+                    if comp_of[w as usize] == c as u32 {
+                        moves |= 1 << t;
                     }
                 }
-                out.push(members);
             }
+            if moves == 0 {
+                continue;
+            }
+            let (mut disabled, mut tasks) = (0u32, 0u32);
+            for &m in &members {
+                let (_, enabled, tm) = nodes[m as usize];
+                disabled |= !enabled & tm;
+                tasks |= tm;
+            }
+            comps.push(Component {
+                members: members.iter().map(|&m| nodes[m as usize].0).collect(),
+                moves,
+                disabled,
+                tasks,
+                nodes: members,
+            });
         }
+        comps
     }
-    let mut comps = Vec::new();
-    for (c, members) in out.into_iter().enumerate() {
-        let mut moves = 0u32;
-        for &m in &members {
-            for &(_, w, t) in &edges[start[m as usize] as usize..start[m as usize + 1] as usize] {
-                if comp_of[w as usize] == c as u32 {
-                    moves |= 1 << t;
+
+    /// The strongly connected components of the whole graph that have a transition inside.
+    pub fn components(&self) -> Vec<Component> {
+        self.sccs(&|_| true)
+    }
+
+    /// The fair cycles of one lasso invariant inside component `c`: for each stuck situation
+    /// some member carries, the fair components of the members that carry it in which its
+    /// `must_move` tasks move (a cycle through them keeps the situation for ever).
+    pub fn class_cycles(&self, c: &Component) -> Vec<(CycleKey, Component)> {
+        let mut seen: Vec<CycleKey> =
+            c.nodes.iter().filter_map(|&n| self.keys.get(&u64::from(n))).flatten().copied().collect();
+        seen.sort_unstable();
+        seen.dedup();
+        let inside: std::collections::HashSet<u64, BuildHasherDefault<Identity>> =
+            c.nodes.iter().map(|&n| u64::from(n)).collect();
+        let mut out = Vec::new();
+        for k in seen {
+            let keep = |n: u32| {
+                let n = u64::from(n);
+                inside.contains(&n) && self.keys.get(&n).is_some_and(|v| v.binary_search(&k).is_ok())
+            };
+            for sub in self.sccs(&keep) {
+                if sub.fair() && sub.moves & k.must_move == k.must_move {
+                    out.push((k, sub));
                 }
             }
         }
-        if moves == 0 {
-            continue;
-        }
-        let (mut disabled, mut tasks) = (0u32, 0u32);
-        for &m in &members {
-            let (_, enabled, tm) = nodes[m as usize];
-            disabled |= !enabled & tm;
-            tasks |= tm;
-        }
-        comps.push(Component {
-            members: members.iter().map(|&m| nodes[m as usize].0).collect(),
-            moves,
-            disabled,
-            tasks,
-        });
+        out
     }
-    (comps, initial)
+}
+
+/// The strongly connected components of the graph that have a transition inside them, and
+/// the initial state.
+#[cfg(test)]
+pub(super) fn components(graphs: &[Graph]) -> (Vec<Component>, Option<u64>) {
+    let s = Stored::new(graphs);
+    (s.components(), s.initial)
 }
 
 /// The shortest schedule from `from` to any state `goal` admits, over the stored edges.
@@ -357,6 +445,7 @@ mod tests {
             initial: Some(1),
             nodes: vec![(1, 0b11, 0b11), (2, 0b01, 0b11), (3, 0b10, 0b11), (4, 0b01, 0b11)],
             edges: vec![(1, 2, 0), (2, 3, 0), (3, 2, 1), (1, 4, 1), (4, 4, 0)],
+            keys: Vec::new(),
         };
         let (comps, initial) = components(std::slice::from_ref(&g));
         assert_eq!(initial, Some(1));
@@ -372,6 +461,37 @@ mod tests {
         assert_eq!(path_to(std::slice::from_ref(&g), 1, &|s| s == 4), Some(vec![1]));
         assert_eq!(path_to(std::slice::from_ref(&g), 1, &|s| s == 3), Some(vec![0, 0]));
         assert_eq!(path_to(std::slice::from_ref(&g), 2, &|s| s == 1), None);
+    }
+
+    /// The fair cycles of a lasso invariant inside a fair component. Two tasks; states 1-4 form
+    /// one component. Key A is kept by 1 and 2, whose cycle moves task 0 only while task 1 is
+    /// disabled at 2: a fair cycle of A. Key B is kept by 3 and 4, whose cycle moves task 0 only
+    /// while task 1 is enabled at both: not fair (task 1 would have to move), so no cycle of
+    /// B. Key C is kept by 1 alone, which has no transition to itself: no cycle. Key D is kept
+    /// by 1 and 2 but must move task 1, which never moves between them: no cycle of D.
+    #[test]
+    fn cycles_of_a_lasso_invariant_inside_a_fair_component() {
+        let key = |key, must_move| CycleKey { class: 0, key, must_move };
+        let (a, b, c, d) = (key(1, 0b01), key(2, 0b01), key(3, 0b01), key(4, 0b10));
+        let g = Graph {
+            initial: Some(1),
+            nodes: vec![(1, 0b11, 0b11), (2, 0b01, 0b11), (3, 0b11, 0b11), (4, 0b11, 0b11)],
+            edges: vec![(1, 2, 0), (2, 1, 0), (1, 3, 1), (3, 4, 0), (4, 3, 0), (4, 1, 1)],
+            keys: vec![(1, a), (2, a), (3, b), (4, b), (1, c), (1, d), (2, d)],
+        };
+        let s = Stored::new(std::slice::from_ref(&g));
+        let comps = s.components();
+        assert_eq!(comps.len(), 1);
+        assert!(comps[0].fair());
+        let classed: Vec<(CycleKey, Vec<u64>)> = s
+            .class_cycles(&comps[0])
+            .into_iter()
+            .map(|(k, mut c)| {
+                c.members.sort_unstable();
+                (k, c.members)
+            })
+            .collect();
+        assert_eq!(classed, vec![(a, vec![1, 2])]);
     }
 
     #[test]

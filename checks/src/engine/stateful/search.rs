@@ -8,13 +8,13 @@ use std::rc::Rc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use mmmodel::kernel::sched::Start;
+use mmmodel::kernel::sched::{explorer_task, Start};
 use mmmodel::model::{run, Named};
 use mmmodel::platform::stateful::{self, Op, RunEnd, SchedPoint, StackPool, TaskId};
 use mmmodel::platform::Stateful;
 
 use super::ghost::{Mode, StatefulGhost, StepEvents, TOUCH_SLEEPERS};
-use super::parallel::{self, Graph, Job, Shared};
+use super::parallel::{self, Graph, Job, Shared, Stored};
 use super::symmetry;
 use crate::engine::{Engine, Found, Options, OrbitCensus, Outcome, Progress, ReductionDefect, Replay, StateStats};
 use crate::monitor::online::Found as OnlineFound;
@@ -129,9 +129,10 @@ struct TEntry {
 enum Target {
     /// A safety violation of this invariant, found at the end of this schedule.
     Safety { invariant: &'static str, path: Vec<u8> },
-    /// A fair cycle: the states of its component, the tasks that must move in it, and the
-    /// schedule that leads to the component's root.
-    Cycle { members: FpSet, must_move: u32, path: Vec<u8> },
+    /// A fair cycle: the states of its component, the tasks that must move in it, the
+    /// schedule that leads to the component's root, and the lasso invariant it violates
+    /// besides `progress` (an index into [`Checked::LASSO`]), if any.
+    Cycle { members: FpSet, must_move: u32, path: Vec<u8>, class: Option<u8> },
 }
 
 /// What one probe (a replay of a schedule, then one step) saw.
@@ -413,6 +414,11 @@ impl<'a, M: Checked> Search<'a, M> {
 }
 
 /// Whether the partial-order reduction applies to `spec` under `opts`, or why not.
+/// Whether `spec` checks one of its model's lasso invariants ([`Checked::LASSO`]).
+fn lasso_checked<M: Checked>(spec: &Spec<M>) -> bool {
+    M::LASSO.iter().any(|i| spec.invariants.contains(i))
+}
+
 fn por_applies<M: Checked>(spec: &Spec<M>, opts: &Options) -> Result<(), &'static str> {
     if !opts.reduce.por {
         return Err("not asked for (reduce without \"por\", or --no-reduce)");
@@ -431,6 +437,9 @@ fn por_applies<M: Checked>(spec: &Spec<M>, opts: &Options) -> Result<(), &'stati
         return Err(
             "progress is checked: its fair cycles are decided on the whole state graph, every transition explored",
         );
+    }
+    if lasso_checked(spec) {
+        return Err("a lasso invariant is checked: its fair cycles are decided on the whole state graph");
     }
     Ok(())
 }
@@ -856,6 +865,18 @@ impl<M: Checked> Dfs<'_, M> {
             if let (Some(e), true) = (edge, tree_only) {
                 graph.edges.push(e);
             }
+            if !M::LASSO.is_empty() {
+                let mut keys = Vec::new();
+                g.cycle_keys(&mut keys);
+                // The monitors name tasks by pid, the runtime by its own task numbers.
+                let n = M::roles(&self.spec.cfg).len();
+                graph.keys.extend(keys.into_iter().map(|mut k| {
+                    k.must_move = (0..n.min(32))
+                        .filter(|p| k.must_move & (1 << p) != 0)
+                        .fold(0, |m, p| m | 1 << explorer_task(n, p));
+                    (fp, k)
+                }));
+            }
         }
         let first = lowest(enabled);
         self.frames.push(Frame {
@@ -1047,6 +1068,7 @@ impl<M: Checked> Dfs<'_, M> {
                             members: members.iter().map(|m| m.fp).collect(),
                             must_move: self.tasks_mask & !disabled,
                             path: self.path(),
+                            class: None,
                         });
                     }
                 }
@@ -1170,7 +1192,7 @@ impl<M: Checked> Search<'_, M> {
     /// components of the graph they recorded.
     fn parallel(&mut self, workers: usize) {
         let shared = Arc::new(Shared::new(workers));
-        let with_graph = self.spec.invariants.contains(&M::PROGRESS);
+        let with_graph = self.spec.invariants.contains(&M::PROGRESS) || lasso_checked(self.spec);
         let quiet = Options { progress: None, ..self.opts.clone() };
         let (spec, engine, max_states, opts) = (self.spec, self.engine, self.st.max_states, self.opts);
         let outs: Vec<WorkerOut> = std::thread::scope(|sc| {
@@ -1267,11 +1289,17 @@ impl<M: Checked> Search<'_, M> {
 
     /// `progress` over the graph the workers recorded: a component with a transition inside it
     /// where every task moves or is disabled somewhere is a fair cycle (as in
-    /// [`Dfs::pop_frame`], with the same closure under the symmetry group).
+    /// [`Dfs::pop_frame`], with the same closure under the symmetry group). Inside each fair
+    /// component, the fair cycles of the model's lasso invariants (`no-soft-lockup`): for each
+    /// stuck situation of the online monitors, the fair components of the states that keep it
+    /// ([`Stored::class_cycles`]). Every one counts; the counterexample is the first cycle of a
+    /// checked lasso invariant, or else the first fair cycle.
     fn fair_components(&mut self, graphs: &[Graph]) {
-        let (comps, initial) = parallel::components(graphs);
+        let stored = Stored::new(graphs);
         let inv = M::PROGRESS.name();
-        for c in comps {
+        let checks_progress = self.spec.invariants.contains(&M::PROGRESS);
+        let mut first: Option<Target> = None;
+        for c in stored.components() {
             if !self.st.task_maps.is_empty() {
                 let (mut cm, mut cd) = (c.moves, c.disabled);
                 for map in &self.st.task_maps {
@@ -1284,17 +1312,44 @@ impl<M: Checked> Search<'_, M> {
                 }
                 continue;
             }
-            if (c.moves | c.disabled) & c.tasks != c.tasks {
+            if !c.fair() {
                 continue;
             }
-            self.st.count_violations(&[inv]);
-            if self.st.decisive(&[inv]).is_some() {
-                let members: FpSet = c.members.iter().copied().collect();
-                let path =
-                    initial.and_then(|i| parallel::path_to(graphs, i, &|fp| members.contains(&fp))).unwrap_or_default();
-                self.st.target = Some(Target::Cycle { members, must_move: c.tasks & !c.disabled, path });
-                return;
+            if checks_progress {
+                self.st.count_violations(&[inv]);
+                if first.is_none() && self.st.decisive(&[inv]).is_some() {
+                    first = Some(Target::Cycle {
+                        members: c.members.iter().copied().collect(),
+                        must_move: c.tasks & !c.disabled,
+                        path: Vec::new(),
+                        class: None,
+                    });
+                }
             }
+            for (k, sub) in stored.class_cycles(&c) {
+                let Some(&id) = M::LASSO.get(k.class as usize) else { continue };
+                if !self.spec.invariants.contains(&id) {
+                    continue;
+                }
+                self.st.count_violations(&[id.name()]);
+                if !matches!(first, Some(Target::Cycle { class: Some(_), .. }))
+                    && self.st.decisive(&[id.name()]).is_some()
+                {
+                    first = Some(Target::Cycle {
+                        members: sub.members.iter().copied().collect(),
+                        must_move: (sub.tasks & !sub.disabled) | k.must_move,
+                        path: Vec::new(),
+                        class: Some(k.class),
+                    });
+                }
+            }
+        }
+        if let Some(Target::Cycle { members, must_move, class, .. }) = first {
+            let path = stored
+                .initial
+                .and_then(|i| parallel::path_to(graphs, i, &|fp| members.contains(&fp)))
+                .unwrap_or_default();
+            self.st.target = Some(Target::Cycle { members, must_move, path, class });
         }
     }
 
@@ -1462,11 +1517,52 @@ impl<M: Checked> Search<'_, M> {
         )
     }
 
-    /// A recorded schedule as a counterexample.
-    fn report(&self, r: Recorded, choices: Vec<u8>, cycle: Option<usize>) -> Found {
+    /// A recorded schedule as a counterexample. `class`: for a cycle the search found, the
+    /// lasso invariant it classed it under (`Some(None)`: none); `None` for a replay.
+    ///
+    /// A lasso is also judged by the trace form of the lasso invariants ([`Checked::lasso`]),
+    /// whose violations come first (they name the verdict). A cycle the search classed under
+    /// an invariant must be one the trace form names too: if not, the two forms disagree and
+    /// the outcome is an error. A cycle the search did not class keeps its verdict (the
+    /// search decided on the whole graph that no fair cycle of a lasso invariant exists; the
+    /// shortest lasso through a fair component is not always fair itself). A replay takes
+    /// the trace form's word.
+    fn report(&mut self, r: Recorded, choices: Vec<u8>, cycle: Option<usize>, class: Option<Option<u8>>) -> Found {
         let mut violations = r.violations;
         if cycle.is_some() {
-            violations.push(Self::lasso_violation(r.cycle_from.unwrap_or(0)));
+            let from = r.cycle_from.unwrap_or(0);
+            let invariants = &self.spec.invariants;
+            let judged: Vec<Violation> = r
+                .trace
+                .events::<M::Event>()
+                .map(|events| M::lasso(&self.spec.cfg, events, from))
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|v| invariants.iter().any(|i| i.name() == v.invariant))
+                .collect();
+            let keep: Vec<Violation> = match class {
+                None => {
+                    for v in &judged {
+                        *self.st.violated.entry(v.invariant).or_insert(0) += 1;
+                        self.st.first_violation.entry(v.invariant).or_insert(self.st.transitions);
+                    }
+                    judged
+                }
+                Some(None) => Vec::new(),
+                Some(Some(c)) => {
+                    let want = M::LASSO.get(c as usize).map(|i| i.name()).unwrap_or("?");
+                    let (named, _): (Vec<Violation>, Vec<Violation>) =
+                        judged.into_iter().partition(|v| v.invariant == want);
+                    if named.is_empty() && self.error.is_none() {
+                        self.error = Some(format!(
+                            "the search found a fair cycle of {want} (its online form), but the lasso it reports is not                              one by the trace form of {want} (an engine or monitor bug)"
+                        ));
+                    }
+                    named
+                }
+            };
+            violations.splice(0..0, keep);
+            violations.push(Self::lasso_violation(from));
         } else if r.deadlock {
             violations.push(Violation::new(
                 M::PROGRESS,
@@ -1493,9 +1589,9 @@ impl<M: Checked> Search<'_, M> {
                 let short = self.bfs(&[], path.len(), budget, &|_| true, &|p, _| p.violated.contains(&invariant));
                 let path = short.unwrap_or(path);
                 let r = self.record(&path, None);
-                Some(self.report(r, path, None))
+                Some(self.report(r, path, None, None))
             }
-            Target::Cycle { members, must_move, path } => {
+            Target::Cycle { members, must_move, path, class } => {
                 let inside = |fp: u64| members.contains(&fp);
                 // The shortest way into the component.
                 let prefix = self
@@ -1510,7 +1606,7 @@ impl<M: Checked> Search<'_, M> {
                 let mut choices = prefix.clone();
                 choices.extend_from_slice(&cycle);
                 let r = self.record(&choices, Some(prefix.len()));
-                Some(self.report(r, choices, Some(prefix.len())))
+                Some(self.report(r, choices, Some(prefix.len()), Some(class)))
             }
         }
     }
@@ -1521,10 +1617,12 @@ impl<M: Checked> Search<'_, M> {
         if let Some(Replay::Schedule { choices, cycle }) = self.opts.replay.clone() {
             let r = self.record(&choices, cycle);
             self.st.coverage = r.coverage.clone();
-            found = Some(self.report(r, choices, cycle));
+            found = Some(self.report(r, choices, cycle, None));
         } else {
-            if self.opts.workers > 1 && self.st.census.is_none() {
-                self.parallel(self.opts.workers);
+            // A lasso invariant is decided on the stored graph (`fair_components`), so its
+            // search takes the path of many workers, with one worker if one was asked for.
+            if (self.opts.workers > 1 || lasso_checked(self.spec)) && self.st.census.is_none() {
+                self.parallel(self.opts.workers.max(1));
             } else {
                 self.dfs();
             }
