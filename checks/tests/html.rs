@@ -124,6 +124,26 @@ fn a_lasso_is_bracketed() {
     assert!(band < row);
 }
 
+/// T1's soft lockup: in every state of the cycle the panel shows kcompactd0 running on cpu0 and
+/// the kworker waiting for it; cpu1, which has one task, is not shown.
+#[test]
+fn the_soft_lockup_shows_who_runs_on_the_cpu_and_who_waits() {
+    let r = report("scenarios/reclaim-throttle/v5.16-rc1-kcompactd-drain-none.toml");
+    let f = r.runs[r.shown.unwrap()].outcome.found.as_ref().unwrap();
+    let c = f.cycle_from.expect("the soft lockup is a lasso");
+    let snaps = html::state::replay(&r).unwrap();
+    let value = |snap: &[html::state::Entry], obj: &str| {
+        snap.iter().find(|e| e.group == "cpus" && e.object == obj).map(|e| e.value.clone())
+    };
+    assert_eq!(snaps.len(), f.trace.len() + 1);
+    for snap in &snaps[c + 1..] {
+        assert_eq!(value(snap, "cpu0 runs").as_deref(), Some("T0 kcompactd0"));
+        assert_eq!(value(snap, "cpu0 waiting").as_deref(), Some("T2 kworker/0"));
+        assert_eq!(value(snap, "cpu1 runs"), None);
+    }
+    assert_eq!(value(&snaps[0], "cpu0 runs").as_deref(), Some("nobody"));
+}
+
 #[test]
 fn the_replayed_state_is_the_models_final_state() {
     // Real-thread executions (any interleaving the machine gives): the panel's replay of

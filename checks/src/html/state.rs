@@ -5,7 +5,8 @@
 //! [`KernelEvent`]s every model shares; each shipped model adds its own objects:
 //! kswapd-stall `kswapd_exclusive`, `pgdat[n].flags`, `nr_wb_congested`; compaction each
 //! compactor's scanner positions, `cc->contended`, pending signal and `need_resched`, and the
-//! state of every page of the zone as that compactor sees it.
+//! state of every page of the zone as that compactor sees it; reclaim-throttle who runs on
+//! each CPU and who waits for it, `nr_writeback_throttled`, and each throttled task's reason.
 
 use std::collections::BTreeMap;
 
@@ -13,6 +14,7 @@ use mmmodel::compaction::{self, Compaction, PageState};
 use mmmodel::event::{Event, KernelEvent, LockName, NUMA_NO_NODE};
 use mmmodel::ghost::Pid;
 use mmmodel::reclaim::{self, KswapdStall};
+use mmmodel::throttle::{self, ReclaimThrottle};
 
 use crate::check::Report;
 use crate::spec::config_of;
@@ -432,10 +434,88 @@ impl CompactionState {
     }
 }
 
+/// reclaim-throttle's objects: who runs on each CPU and who waits for it (under
+/// `preempt = "none"`; `cpu_run()` and `cpu_give_up()`), `nr_writeback_throttled`, and the reason
+/// each task inside `reclaim_throttle()` throttles for.
+#[derive(Debug, Clone)]
+pub struct ThrottleState {
+    /// Per CPU: the task running on it, and the tasks runnable and waiting for it, in order.
+    cpus: Vec<(Option<Pid>, Vec<Pid>)>,
+    nr_writeback_throttled: u32,
+    throttled: BTreeMap<Pid, String>,
+    /// The CPUs that arbitrate: `preempt = "none"` and more than one task bound to the CPU
+    /// (a CPU with one task takes no step, and its task runs whenever it is runnable).
+    shown: Vec<bool>,
+}
+
+impl ThrottleState {
+    pub fn new(cfg: &throttle::Config) -> Self {
+        ThrottleState {
+            cpus: vec![(None, Vec::new()); cfg.cpus as usize],
+            nr_writeback_throttled: 0,
+            throttled: BTreeMap::new(),
+            shown: cfg
+                .tasks_per_cpu()
+                .iter()
+                .map(|&n| n > 1 && cfg.preempt == mmmodel::kernel::cpu::Preempt::None)
+                .collect(),
+        }
+    }
+
+    pub fn step(&mut self, pid: Pid, ev: &throttle::Event) {
+        use mmmodel::kernel::cpu::CpuEvent;
+        use throttle::Event as T;
+        match *ev {
+            T::Cpu(CpuEvent::Wait { cpu }) => {
+                if let Some(c) = self.cpus.get_mut(cpu as usize) {
+                    c.1.push(pid);
+                }
+            }
+            T::Cpu(CpuEvent::Run { cpu }) => {
+                if let Some(c) = self.cpus.get_mut(cpu as usize) {
+                    c.1.retain(|&p| p != pid);
+                    c.0 = Some(pid);
+                }
+            }
+            T::Cpu(CpuEvent::Yield { cpu, .. }) => {
+                if let Some(c) = self.cpus.get_mut(cpu as usize) {
+                    c.0 = None;
+                }
+            }
+            T::WritebackThrottledInc { now } | T::WritebackThrottledDec { now } => self.nr_writeback_throttled = now,
+            T::Throttle { reason, .. } => {
+                self.throttled.insert(pid, reason.to_string());
+            }
+            T::ThrottleEnd { .. } => {
+                self.throttled.remove(&pid);
+            }
+            _ => {}
+        }
+    }
+
+    fn entries(&self, comms: &[String], out: &mut Vec<Entry>) {
+        for (i, (runs, waits)) in self.cpus.iter().enumerate() {
+            if self.shown.get(i).copied().unwrap_or(false) {
+                let on = runs.map_or_else(|| "nobody".to_string(), |p| task(comms, p));
+                out.push(entry("cpus", format!("cpu{i} runs"), on));
+                if !waits.is_empty() {
+                    let w: Vec<String> = waits.iter().map(|&p| task(comms, p)).collect();
+                    out.push(entry("cpus", format!("cpu{i} waiting"), w.join(", ")));
+                }
+            }
+        }
+        out.push(entry("shared", "nr_writeback_throttled", self.nr_writeback_throttled.to_string()));
+        for (&p, r) in &self.throttled {
+            out.push(entry("shared", format!("reclaim_throttle() of {}", task(comms, p)), r.clone()));
+        }
+    }
+}
+
 /// A model's own state, if the model is one of the shipped ones.
 enum ModelState {
     Reclaim(ReclaimState),
     Compaction(CompactionState),
+    Throttle(ThrottleState),
     Other,
 }
 
@@ -452,6 +532,8 @@ pub fn replay(report: &Report) -> Option<Vec<Vec<Entry>>> {
         ModelState::Reclaim(ReclaimState::new(cfg))
     } else if let Some(cfg) = config_of::<Compaction>(spec) {
         ModelState::Compaction(CompactionState::new(cfg))
+    } else if let Some(cfg) = config_of::<ReclaimThrottle>(spec) {
+        ModelState::Throttle(ThrottleState::new(cfg))
     } else {
         ModelState::Other
     };
@@ -460,6 +542,7 @@ pub fn replay(report: &Report) -> Option<Vec<Vec<Entry>>> {
         match m {
             ModelState::Reclaim(r) => r.entries(&mut out),
             ModelState::Compaction(c) => c.entries(&comms, &mut out),
+            ModelState::Throttle(t) => t.entries(&comms, &mut out),
             ModelState::Other => {}
         }
         k.entries(&mut out);
@@ -468,6 +551,7 @@ pub fn replay(report: &Report) -> Option<Vec<Vec<Entry>>> {
     let mut snaps = vec![snapshot(&k, &model)];
     let reclaim_events = f.trace.events::<reclaim::Event>();
     let compaction_events = f.trace.events::<compaction::Event>();
+    let throttle_events = f.trace.events::<throttle::Event>();
     for (i, (pid, kev)) in kernel.iter().enumerate() {
         if let Some(e) = kev {
             k.step(*pid, e);
@@ -481,6 +565,11 @@ pub fn replay(report: &Report) -> Option<Vec<Vec<Entry>>> {
             ModelState::Compaction(c) => {
                 if let Some((_, Event::Proto(e))) = compaction_events.and_then(|v| v.get(i)) {
                     c.step(*pid, e);
+                }
+            }
+            ModelState::Throttle(t) => {
+                if let Some((_, Event::Proto(e))) = throttle_events.and_then(|v| v.get(i)) {
+                    t.step(*pid, e);
                 }
             }
             ModelState::Other => {}
