@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 
-use mmcheck::engine::{Engine, Options};
+use mmcheck::engine::{Engine, Explore, Options};
 use mmcheck::scenario;
 
 fn load(rel: &str) -> mmcheck::scenario::Scenario {

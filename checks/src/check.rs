@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::engine::{self, Engine, EngineName, Options, Outcome};
+use crate::engine::{self, Engine, EngineName, Explore, Options, Outcome};
 use crate::scenario::{ExpectVerdict, Scenario};
 use crate::trace::ReplayToken;
 

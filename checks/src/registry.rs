@@ -13,6 +13,7 @@ use mmmodel::model::{FieldError, Fields, Named, RoleKind, Seeded, Variant};
 use mmmodel::reclaim::KswapdStall;
 use mmmodel::throttle::ReclaimThrottle;
 
+use crate::engine::{Engine, Options, Outcome};
 use crate::monitor::Checked;
 use crate::recorder::Bounds;
 use crate::spec::{AnySpec, Spec};
@@ -78,6 +79,9 @@ pub trait AnyModel: Send + Sync {
     /// against this model's lists; keys and values are checked here. On error, every error
     /// found (each thread's and `[params]`'s keys are checked on their own), never none.
     fn build(&'static self, parts: Parts) -> Result<Arc<dyn AnySpec>, Vec<FieldError>>;
+    /// Explore `spec`, one of this model's specs, with `engine` (the engines' entry for a spec
+    /// whose model is known only here; see [`crate::engine::Explore`]).
+    fn explore(&self, spec: &dyn AnySpec, engine: Engine, opts: &Options) -> Outcome;
 }
 
 /// The registry entry of model `M`.
@@ -144,6 +148,10 @@ impl<M: Checked> AnyModel for Entry<M> {
         M::RATIOS
     }
 
+    fn explore(&self, spec: &dyn AnySpec, engine: Engine, opts: &Options) -> Outcome {
+        let spec = spec.as_any().downcast_ref::<Spec<M>>().expect("a spec is explored by its own model's entry");
+        crate::engine::explore(spec, engine, opts)
+    }
     fn build(&'static self, parts: Parts) -> Result<Arc<dyn AnySpec>, Vec<FieldError>> {
         let variant: M::Variant = named(&parts.variant);
         let mutation: Option<M::Mutation> = parts.mutation.as_deref().map(named);

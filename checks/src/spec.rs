@@ -14,7 +14,6 @@ use mmmodel::kernel::sched::Start;
 use mmmodel::model::{run, Counters, Named, ProtoEvent, Seeded};
 use mmmodel::platform::Std;
 
-use crate::engine::{self, Engine, Options, Outcome};
 use crate::monitor::{self, Checked, Exec};
 use crate::recorder::{Bounds, Recorder};
 use crate::registry::AnyModel;
@@ -94,8 +93,6 @@ pub trait AnySpec: Send + Sync + Debug {
     /// The ids of the invariants checked.
     fn invariants(&self) -> Vec<&'static str>;
     fn target(&self) -> Option<&'static str>;
-    /// Explore it with `engine`.
-    fn explore(&self, engine: Engine, opts: &Options) -> Outcome;
     /// Everything that decides an exploration, as text (for replay-token fingerprints).
     fn replay_text(&self) -> String;
     /// The same configuration under another variant of its model.
@@ -146,9 +143,6 @@ impl<M: Checked> AnySpec for Spec<M> {
     }
     fn target(&self) -> Option<&'static str> {
         self.target.map(|t| t.name())
-    }
-    fn explore(&self, engine: Engine, opts: &Options) -> Outcome {
-        engine::explore(self, engine, opts)
     }
     fn replay_text(&self) -> String {
         format!("{}|{:?}|{:?}|{:?}|{:?}", M::NAME, self.cfg, self.bounds, self.invariants, self.target)

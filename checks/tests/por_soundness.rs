@@ -18,7 +18,7 @@
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
-use mmcheck::engine::{Engine, Options, Outcome, Reduce, ReductionDefect};
+use mmcheck::engine::{Engine, Explore, Options, Outcome, Reduce, ReductionDefect};
 use mmcheck::scenario;
 use mmcheck::spec::AnySpec;
 use proptest::prelude::*;

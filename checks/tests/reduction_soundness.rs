@@ -24,7 +24,7 @@
 
 use std::path::Path;
 
-use mmcheck::engine::{Engine, Options, Outcome, Reduce, ReductionDefect};
+use mmcheck::engine::{Engine, Explore, Options, Outcome, Reduce, ReductionDefect};
 use mmcheck::scenario;
 use proptest::prelude::*;
 

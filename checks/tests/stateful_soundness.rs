@@ -14,7 +14,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use mmcheck::engine::{Engine, Options, Outcome};
+use mmcheck::engine::{Engine, Explore, Options, Outcome};
 use mmcheck::scenario::{self, ExpectVerdict};
 
 mod common;

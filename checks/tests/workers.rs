@@ -13,7 +13,7 @@
 
 use std::collections::BTreeSet;
 
-use mmcheck::engine::{Engine, Options, Outcome, Reduce, ReductionDefect};
+use mmcheck::engine::{Engine, Explore, Options, Outcome, Reduce, ReductionDefect};
 use mmcheck::scenario::{self, Scenario};
 
 mod common;

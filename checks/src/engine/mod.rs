@@ -24,7 +24,7 @@ use mmmodel::model::{run, PlatformFor};
 pub use self::names::EngineName;
 use crate::monitor::{self, Checked, Exec, Violation};
 use crate::recorder::Recorder;
-use crate::spec::Spec;
+use crate::spec::{AnySpec, Spec};
 use crate::trace::Trace;
 
 /// Which explorer, with its parameters.
@@ -568,6 +568,20 @@ pub(crate) fn execute_one<M: Checked, P: PlatformFor<M::Event, Ghost = Recorder<
         c.online_agreement(index, monitor::online::agree(&exec, &spec.invariants));
     }
     c.finish(index, Trace::new(events), violations, cov, rec.mutation_reached());
+}
+
+/// Exploring a spec whose model is known only at run time (`Arc<dyn AnySpec>`): the model's
+/// registry entry picks the typed [`explore`]. The engines depend on the spec, never the
+/// other way round.
+pub trait Explore {
+    /// Run it under `engine`.
+    fn explore(&self, engine: Engine, opts: &Options) -> Outcome;
+}
+
+impl Explore for dyn AnySpec {
+    fn explore(&self, engine: Engine, opts: &Options) -> Outcome {
+        self.model().explore(self, engine, opts)
+    }
 }
 
 /// Run `spec` under `engine`.
