@@ -438,7 +438,7 @@ impl CompactionState {
 /// `preempt = "none"`; `cpu_run()` and `cpu_give_up()`), `nr_writeback_throttled`, and the reason
 /// each task inside `reclaim_throttle()` throttles for.
 #[derive(Debug, Clone)]
-pub struct ThrottleState {
+pub struct ThrottlePanel {
     /// Per CPU: the task running on it, and the tasks runnable and waiting for it, in order.
     cpus: Vec<(Option<Pid>, Vec<Pid>)>,
     nr_writeback_throttled: u32,
@@ -448,9 +448,9 @@ pub struct ThrottleState {
     shown: Vec<bool>,
 }
 
-impl ThrottleState {
+impl ThrottlePanel {
     pub fn new(cfg: &throttle::Config) -> Self {
-        ThrottleState {
+        ThrottlePanel {
             cpus: vec![(None, Vec::new()); cfg.cpus as usize],
             nr_writeback_throttled: 0,
             throttled: BTreeMap::new(),
@@ -515,7 +515,7 @@ impl ThrottleState {
 enum ModelState {
     Reclaim(ReclaimState),
     Compaction(CompactionState),
-    Throttle(ThrottleState),
+    Throttle(ThrottlePanel),
     Other,
 }
 
@@ -533,7 +533,7 @@ pub fn replay(report: &Report) -> Option<Vec<Vec<Entry>>> {
     } else if let Some(cfg) = config_of::<Compaction>(spec) {
         ModelState::Compaction(CompactionState::new(cfg))
     } else if let Some(cfg) = config_of::<ReclaimThrottle>(spec) {
-        ModelState::Throttle(ThrottleState::new(cfg))
+        ModelState::Throttle(ThrottlePanel::new(cfg))
     } else {
         ModelState::Other
     };
