@@ -210,6 +210,10 @@ pub enum ReductionDefect {
     /// `--workers`: the workers record only the transitions that reached a new state (a
     /// spanning forest), so the fair-cycle pass sees no cycle.
     WorkersRecordTreeEdgesOnly,
+    /// The fair-cycle classes of lasso invariants (`no-soft-lockup`) forget that every state of
+    /// a classed cycle must keep the stuck situation: any fair component where one state has
+    /// it is classed.
+    LassoClassIgnoresKey,
     /// The canonicalisation forgets that a node's objects (`pgdat[n]`) move with the node.
     SymmetryForgetsNodeObjects,
     /// Sleep sets that forget the runtime's part of the independence relation: two steps on

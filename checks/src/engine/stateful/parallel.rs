@@ -368,7 +368,9 @@ impl Stored {
     /// The fair cycles of one lasso invariant inside component `c`: for each stuck situation
     /// some member carries, the fair components of the members that carry it in which its
     /// `must_move` tasks move (a cycle through them keeps the situation for ever).
-    pub fn class_cycles(&self, c: &Component) -> Vec<(CycleKey, Component)> {
+    /// `ignore_key`: the seeded defect `ReductionDefect::LassoClassIgnoresKey` (every member
+    /// of the component is kept).
+    pub fn class_cycles(&self, c: &Component, ignore_key: bool) -> Vec<(CycleKey, Component)> {
         let mut seen: Vec<CycleKey> =
             c.nodes.iter().filter_map(|&n| self.keys.get(&u64::from(n))).flatten().copied().collect();
         seen.sort_unstable();
@@ -379,7 +381,7 @@ impl Stored {
         for k in seen {
             let keep = |n: u32| {
                 let n = u64::from(n);
-                inside.contains(&n) && self.keys.get(&n).is_some_and(|v| v.binary_search(&k).is_ok())
+                inside.contains(&n) && (ignore_key || self.keys.get(&n).is_some_and(|v| v.binary_search(&k).is_ok()))
             };
             for sub in self.sccs(&keep) {
                 if sub.fair() && sub.moves & k.must_move == k.must_move {
@@ -484,7 +486,7 @@ mod tests {
         assert_eq!(comps.len(), 1);
         assert!(comps[0].fair());
         let classed: Vec<(CycleKey, Vec<u64>)> = s
-            .class_cycles(&comps[0])
+            .class_cycles(&comps[0], false)
             .into_iter()
             .map(|(k, mut c)| {
                 c.members.sort_unstable();
@@ -492,6 +494,12 @@ mod tests {
             })
             .collect();
         assert_eq!(classed, vec![(a, vec![1, 2])]);
+        // The seeded defect `ReductionDefect::LassoClassIgnoresKey` classes the whole
+        // component under every key: this test sees it.
+        let defective: Vec<(CycleKey, usize)> =
+            s.class_cycles(&comps[0], true).into_iter().map(|(k, c)| (k, c.members.len())).collect();
+        assert_ne!(defective, vec![(a, 2)]);
+        assert!(defective.contains(&(a, 4)), "{defective:?}");
     }
 
     #[test]

@@ -334,7 +334,8 @@ impl<'a, M: Checked> Search<'a, M> {
                 ReductionDefect::PorIgnoresObjects
                 | ReductionDefect::PorIgnoresGhost
                 | ReductionDefect::WorkersLoseGivenTransition
-                | ReductionDefect::WorkersRecordTreeEdgesOnly,
+                | ReductionDefect::WorkersRecordTreeEdgesOnly
+                | ReductionDefect::LassoClassIgnoresKey,
             )
             | None => {}
         }
@@ -1326,7 +1327,8 @@ impl<M: Checked> Search<'_, M> {
                     });
                 }
             }
-            for (k, sub) in stored.class_cycles(&c) {
+            let ignore_key = self.st.defect == Some(ReductionDefect::LassoClassIgnoresKey);
+            for (k, sub) in stored.class_cycles(&c, ignore_key) {
                 let Some(&id) = M::LASSO.get(k.class as usize) else { continue };
                 if !self.spec.invariants.contains(&id) {
                     continue;
