@@ -177,6 +177,8 @@ pub struct RunOptions {
     pub no_reduce: bool,
     /// `--workers N`: the stateful engine's worker threads (0 and 1 both mean one).
     pub workers: usize,
+    /// `--processes`/`--local-cluster`: the stateful engine's search over a cluster.
+    pub cluster: Option<Arc<engine::stateful::cluster::Cluster>>,
 }
 
 fn options_for(sc: &Scenario, run: &RunOptions, engine: Engine) -> Options {
@@ -194,6 +196,7 @@ fn options_for(sc: &Scenario, run: &RunOptions, engine: Engine) -> Options {
         o.reduce = engine::Reduce::NONE;
     }
     o.workers = run.workers.max(1);
+    o.cluster = run.cluster.clone();
     if let Some(p) = &run.progress {
         let p = Arc::clone(p);
         let label = format!("{} [{}]", sc.name, engine.name());

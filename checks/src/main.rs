@@ -8,6 +8,7 @@ use std::sync::Arc;
 use clap::{Parser, Subcommand};
 
 use mmcheck::check::{check, Report, RunOptions, Verdict};
+use mmcheck::engine::stateful::cluster::Cluster;
 use mmcheck::engine::EngineName;
 use mmcheck::registry::{AnyModel, Registry};
 use mmcheck::runtime::RunError;
@@ -24,6 +25,29 @@ use mmcheck::trace::ReplayToken;
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
+}
+
+/// The stateful engine's search over several processes, on timely dataflow (docs/model.md,
+/// "Many machines"; docs/scenarios.md, "A cluster").
+#[derive(clap::Args, Debug, Default)]
+struct ClusterArgs {
+    /// Search over N processes (with --process and --hostfile), each with --workers threads.
+    /// Every process is started with the same files and options; process 0 prints the result.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024))]
+    processes: Option<u16>,
+    /// This process's index, 0 to N-1.
+    #[arg(long, value_name = "I")]
+    process: Option<u16>,
+    /// One host:port per line, process 0 first (lines starting with # are comments).
+    #[arg(long, value_name = "FILE")]
+    hostfile: Option<PathBuf>,
+    /// Start N processes on 127.0.0.1 (this one is process 0) and search over them: a cluster
+    /// on one machine, for trying it and for the tests.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
+    local_cluster: Option<u16>,
+    /// How long a cluster process waits for the others to be reachable before it gives up.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    connect_timeout: u64,
 }
 
 #[derive(Subcommand)]
@@ -61,6 +85,8 @@ enum Cmd {
         /// 1; see docs/model.md, "Many workers"). Verdicts and state counts do not depend on N.
         #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=256))]
         workers: u16,
+        #[command(flatten)]
+        cluster: ClusterArgs,
         /// Also write one self-contained HTML page per violation and DIR/index.html (see
         /// docs/scenarios.md).
         #[arg(long, value_name = "DIR")]
@@ -202,6 +228,8 @@ fn emit_json(value: &impl serde::Serialize) -> Result<(), CliError> {
     emit(serde_json::to_string(value).map_err(|e| CliError::Output(format!("cannot serialise JSON: {e}")))?)
 }
 
+mod cluster;
+
 fn main() -> ExitCode {
     default_sigpipe();
     let filter = std::env::var("RUST_LOG")
@@ -218,9 +246,41 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let reg = Registry::default();
     let done = match cli.cmd {
-        Cmd::Check { paths, json, replay, verbose, traces, engine, check_online, no_reduce, workers, html, svg } => {
+        Cmd::Check {
+            paths,
+            json,
+            replay,
+            verbose,
+            traces,
+            engine,
+            check_online,
+            no_reduce,
+            workers,
+            cluster,
+            html,
+            svg,
+        } => {
             let out = HtmlOut { html, svg, verbose };
-            cmd_check(&reg, paths, json, replay, verbose, traces, engine, (check_online, no_reduce, workers), &out)
+            match cluster::start(&cluster, workers, replay.is_some()) {
+                Err(e) => Err(e),
+                Ok(c) => {
+                    let done = cmd_check(
+                        &reg,
+                        paths,
+                        json,
+                        replay,
+                        verbose,
+                        traces,
+                        engine,
+                        (check_online, no_reduce, workers, c.as_ref().map(|c| Arc::clone(&c.cluster))),
+                        &out,
+                    );
+                    match c {
+                        Some(c) => c.finish(done),
+                        None => done,
+                    }
+                }
+            }
         }
         Cmd::Matrix { model, paths, json, html } => {
             cmd_matrix(&reg, model, paths, json, &HtmlOut { html, svg: None, verbose: false })
@@ -342,13 +402,14 @@ fn cmd_check(
     verbose: bool,
     traces: bool,
     engine: Option<String>,
-    (check_online, no_reduce, workers): (bool, bool, u16),
+    (check_online, no_reduce, workers, cluster): (bool, bool, u16, Option<Arc<Cluster>>),
     out: &HtmlOut,
 ) -> Done {
     let paths = if paths.is_empty() { default_scenario_paths() } else { paths };
     let scenarios = load_all(reg, &paths)?;
     out.prepare(scenarios.len())?;
-    let mut opts = RunOptions { check_online, no_reduce, workers: workers as usize, ..RunOptions::default() };
+    let follower = cluster.as_ref().is_some_and(|c| c.process != 0);
+    let mut opts = RunOptions { check_online, no_reduce, workers: workers as usize, cluster, ..RunOptions::default() };
     let engine = match &engine {
         None => None,
         Some(e) => Some(EngineName::from_name(e).ok_or_else(|| {
@@ -359,6 +420,9 @@ fn cmd_check(
             ))
         })?),
     };
+    if opts.cluster.is_some() {
+        cluster::refuse_files(&scenarios, engine)?;
+    }
     if let Some(e) = engine {
         // Every file the engine cannot run, one line each.
         let mut refused = Vec::new();
@@ -451,6 +515,18 @@ fn cmd_check(
         }
         let r = check(sc, &opts);
         tracing::info!(scenario = %sc.name, verdict = %r.verdict.label(), executions = r.executions(), "checked");
+        if opts.cluster.is_some() {
+            // A cluster that could not run ends the command (exit 2); a process other than 0
+            // prints nothing.
+            if let Verdict::Error(e) = &r.verdict {
+                if let Some(e) = e.strip_prefix(mmcheck::engine::stateful::cluster::ERROR) {
+                    return Err(CliError::Usage(format!("{}: {e}", show_path(&sc.file))));
+                }
+            }
+            if follower {
+                continue;
+            }
+        }
         if let Some(t) = &opts.replay {
             // A replay that reached nothing has no verdict to print.
             if r.runs.first().and_then(|run| run.outcome.found.as_ref()).is_none() {
@@ -492,6 +568,9 @@ fn cmd_check(
     }
     if let Some(b) = bar {
         b.finish_and_clear();
+    }
+    if follower {
+        return Ok(true);
     }
     out.write(&reports, &[], json)?;
     if !json {
@@ -582,7 +661,8 @@ fn table_row(r: &Report, w: &Widths) -> String {
                     let sym = if st.symmetry_group > 1 { format!(" sym{}", st.symmetry_group) } else { String::new() };
                     let por = if st.reductions.ends_with("por") { " por" } else { "" };
                     let workers = if st.workers > 1 { format!(" w{}", st.workers) } else { String::new() };
-                    format!("{sym}{por}{workers}")
+                    let procs = if st.processes > 1 { format!(" p{}", st.processes) } else { String::new() };
+                    format!("{sym}{por}{workers}{procs}")
                 }
                 _ => String::new(),
             };

@@ -172,6 +172,9 @@ pub struct Options {
     /// Stateful engine: search with this many worker threads sharing one visited table
     /// (`--workers N`; docs/model.md, "Many workers"). 0 and 1 both mean one.
     pub workers: usize,
+    /// Stateful engine: search over a cluster of processes (`--processes`, `--local-cluster`;
+    /// docs/model.md, "Many machines"), `workers` threads in each.
+    pub cluster: Option<Arc<stateful::cluster::Cluster>>,
 }
 
 /// The stateful engine's reductions (`[explore] reduce`, `--no-reduce`): each is applied only
@@ -214,6 +217,13 @@ pub enum ReductionDefect {
     /// a classed cycle must keep the stuck situation: any fair component where one state has
     /// it is classed.
     LassoClassIgnoresKey,
+    /// A cluster (`--processes`, `--local-cluster`): a quarter of the states a worker sends to
+    /// a worker of another process are lost on the way (those whose fingerprint is a multiple
+    /// of 4), so their owners never explore them.
+    ClusterLosesSentStates,
+    /// A cluster: a worker records a transition only when it owns the state it reaches, so the
+    /// graph worker 0 decides `progress` on lacks every edge between workers.
+    ClusterRecordsOwnEdgesOnly,
     /// The canonicalisation forgets that a node's objects (`pgdat[n]`) move with the node.
     SymmetryForgetsNodeObjects,
     /// Sleep sets that forget the runtime's part of the independence relation: two steps on
@@ -240,6 +250,7 @@ impl Default for Options {
             reduce: Reduce::default(),
             orbit_census: false,
             workers: 1,
+            cluster: None,
         }
     }
 }
@@ -312,6 +323,12 @@ pub struct StateStats {
     pub workers: usize,
     pub worker_states_min: u64,
     pub worker_states_max: u64,
+    /// Processes of a cluster search (1 otherwise); whether this process only helped (process
+    /// 0 reports the outcome); the candidate states sent to other processes, and their bytes.
+    pub processes: usize,
+    pub cluster_follower: bool,
+    pub states_sent: u64,
+    pub bytes_sent: u64,
     /// With [`Options::orbit_census`] (tests only): what the unreduced search found about the
     /// orbits of its states.
     #[serde(skip)]

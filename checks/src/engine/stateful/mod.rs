@@ -27,6 +27,7 @@
 //! * **Memory model**: sequentially consistent. Every atomic operation is one step in one
 //!   global order; fences order nothing more. Weak-memory outcomes are loom's job.
 
+pub mod cluster;
 pub(crate) mod ghost;
 mod parallel;
 mod search;
@@ -46,6 +47,18 @@ use crate::spec::Spec;
 /// Explore `spec` with the stateful engine.
 pub fn explore<M: Checked>(spec: &Spec<M>, engine: Engine, opts: &Options) -> Outcome {
     let Engine::Stateful { max_states } = engine else { unreachable!("the stateful engine is Engine::Stateful") };
+    let cycles = spec.invariants.contains(&M::PROGRESS) || M::LASSO.iter().any(|i| spec.invariants.contains(i));
+    if opts.cluster.is_some() && cycles && opts.reduce.symmetry {
+        // A quotient graph that may hold a fair cycle is decided again without symmetry, which
+        // every process of a cluster would have to agree on: a cluster searches without it.
+        let plain = Options { reduce: Reduce { symmetry: false, ..opts.reduce }, ..opts.clone() };
+        let (mut out, _) = search::Search::new(spec, engine, &plain, max_states).run();
+        if let Some(st) = &mut out.stats {
+            st.symmetry_not_applied =
+                Some("a cluster decides progress on the whole state graph, without symmetry (docs/model.md, \"Many machines\")");
+        }
+        return out;
+    }
     let (out, refuted) = search::Search::new(spec, engine, opts, max_states).run();
     if !refuted {
         return out;
@@ -61,6 +74,7 @@ pub fn explore<M: Checked>(spec: &Spec<M>, engine: Engine, opts: &Options) -> Ou
         reduce: Reduce { symmetry: false, ..opts.reduce },
         orbit_census: false,
         workers: opts.workers,
+        cluster: opts.cluster.clone(),
     };
     let (mut again, _) = search::Search::new(spec, engine, &full, max_states).run();
     again.executions += out.executions;

@@ -99,6 +99,11 @@ impl Shared {
         true
     }
 
+    /// Whether `fp` is stored.
+    pub fn contains(&self, fp: u64) -> bool {
+        lock(self.shard(fp)).contains_key(&fp)
+    }
+
     /// Partial-order reduction's visit of `fp` with sleep mask `asleep`: `None` if the state
     /// is new (stored with `asleep`); otherwise the transitions the stored visits left asleep
     /// and this one does not (the stored mask becomes the intersection).

@@ -13,7 +13,11 @@ use mmmodel::model::{run, Named};
 use mmmodel::platform::stateful::{self, Op, RunEnd, SchedPoint, StackPool, TaskId};
 use mmmodel::platform::Stateful;
 
+use super::cluster::{self, Cluster};
 use super::ghost::{Mode, StatefulGhost, StepEvents, TOUCH_SLEEPERS};
+
+#[path = "cluster_run.rs"]
+mod cluster_run;
 use super::parallel::{self, Graph, Job, Shared, Stored};
 use super::symmetry;
 use crate::engine::{Engine, Found, Options, OrbitCensus, Outcome, Progress, ReductionDefect, Replay, StateStats};
@@ -228,6 +232,15 @@ struct Dfs<'a, M: Checked> {
     root: Option<u32>,
     stored: u64,
     graph: Option<Graph>,
+    /// In a cluster (cluster.rs): this worker's index and the number of workers over every
+    /// process. A state another worker owns is not stored here: it goes to `outbox` with the
+    /// schedule that leads to it, for its owner.
+    owner: Option<(usize, usize)>,
+    outbox: Vec<(u64, Vec<u8>)>,
+    /// The job is a state another worker sent (cluster.rs): the transition into it was counted
+    /// by the sender, and it is stored here if it is new.
+    candidate: bool,
+    skip_arrival: bool,
 }
 
 /// What [`Options::orbit_census`] collects.
@@ -252,6 +265,12 @@ pub(super) struct Search<'a, M: Checked> {
     /// Workers that searched, and the fewest and most states one of them stored.
     workers: usize,
     worker_states: (u64, u64),
+    /// In a cluster: processes, whether this process only helped (process 0 reports), the
+    /// candidates sent to other processes and their bytes, and the visited tables' bytes.
+    processes: usize,
+    cluster_follower: bool,
+    sent: (u64, u64),
+    cluster_memory: u64,
 }
 
 /// What one worker of a parallel search found, for the search that started it.
@@ -270,6 +289,9 @@ struct WorkerOut {
     steps: (u64, u64, u64),
     stored: u64,
     graph: Option<Graph>,
+    /// In a cluster: the worker's visited table's bytes, and what it sent to other processes.
+    memory: u64,
+    sent: (u64, u64),
 }
 
 /// Bytes the visited table takes per slot of capacity (key, value, control byte).
@@ -335,7 +357,9 @@ impl<'a, M: Checked> Search<'a, M> {
                 | ReductionDefect::PorIgnoresGhost
                 | ReductionDefect::WorkersLoseGivenTransition
                 | ReductionDefect::WorkersRecordTreeEdgesOnly
-                | ReductionDefect::LassoClassIgnoresKey,
+                | ReductionDefect::LassoClassIgnoresKey
+                | ReductionDefect::ClusterLosesSentStates
+                | ReductionDefect::ClusterRecordsOwnEdgesOnly,
             )
             | None => {}
         }
@@ -404,12 +428,20 @@ impl<'a, M: Checked> Search<'a, M> {
                 root: None,
                 stored: 0,
                 graph: None,
+                owner: None,
+                outbox: Vec::new(),
+                candidate: false,
+                skip_arrival: false,
             },
             start: now,
             last_progress: now,
             error: None,
             workers: 1,
             worker_states: (0, 0),
+            processes: 1,
+            cluster_follower: false,
+            sent: (0, 0),
+            cluster_memory: 0,
         }
     }
 }
@@ -432,6 +464,9 @@ fn por_applies<M: Checked>(spec: &Spec<M>, opts: &Options) -> Result<(), &'stati
     }
     if opts.orbit_census {
         return Err("an orbit census stores every state of the unreduced search");
+    }
+    if opts.cluster.is_some() {
+        return Err("a cluster search does not carry sleep sets between processes");
     }
     M::partial_order(&spec.cfg)?;
     if spec.invariants.contains(&M::PROGRESS) {
@@ -832,7 +867,14 @@ impl<M: Checked> Dfs<'_, M> {
         let fp = Self::fingerprint(p, g);
         let enabled = p.enabled();
         self.tasks_mask = tasks_mask(p);
-        self.account_arrival(g);
+        if std::mem::take(&mut self.skip_arrival) {
+            // A state another worker sent: it counted the transition into it.
+            let _ = g.take();
+            let _ = g.take_step();
+            self.next_index = self.next_index.max(1);
+        } else {
+            self.account_arrival(g);
+        }
         let initial = self.prefix.is_empty() && self.frames.is_empty();
         let edge = self.frames.last().map(|top| (top.fp, fp, top.chosen));
         let tree_only = self.defect == Some(ReductionDefect::WorkersRecordTreeEdgesOnly);
@@ -854,6 +896,18 @@ impl<M: Checked> Dfs<'_, M> {
         if let Err(why) = self.reserve() {
             self.stopped_by = Some(why);
             return stop(g, ff);
+        }
+        if let Some((me, peers)) = self.owner {
+            if cluster::owner(fp, peers) != me {
+                if self.defect == Some(ReductionDefect::ClusterRecordsOwnEdgesOnly) && edge.is_some() {
+                    if let Some(graph) = &mut self.graph {
+                        graph.edges.pop();
+                    }
+                }
+                // Another worker's state: its owner decides whether it is new.
+                self.outbox.push((fp, self.path()));
+                return stop(g, ff);
+            }
         }
         let sh = self.shared.as_ref().expect("a shared table");
         if !sh.insert(fp, 0) {
@@ -1135,6 +1189,7 @@ impl<M: Checked> Search<'_, M> {
             let mut ff = false;
             let mut tail = 0u64;
             let root = self.st.root.take();
+            let candidate = std::mem::take(&mut self.st.candidate);
             let st = &mut self.st;
             let mut chooser = |p: &SchedPoint<'_>, g: &StatefulGhost<M>| -> TaskId {
                 let i = step;
@@ -1154,7 +1209,10 @@ impl<M: Checked> Search<'_, M> {
                     return lowest(p.enabled());
                 }
                 if let (Some(todo), true) = (root, i == replay.len()) {
-                    return st.arrive_root(p, g, todo);
+                    if !candidate {
+                        return st.arrive_root(p, g, todo);
+                    }
+                    st.skip_arrival = true;
                 }
                 let t = if st.por { st.arrive_por(p, g, &mut ff) } else { st.arrive(p, g, &mut ff) };
                 // A known state (or a search that must stop): the tail begins here.
@@ -1247,12 +1305,21 @@ impl<M: Checked> Search<'_, M> {
                             steps: (s.st.steps_total, s.st.steps_replayed, s.st.steps_tail),
                             stored: s.st.stored,
                             graph: s.st.graph,
+                            memory: 0,
+                            sent: (0, 0),
                         }
                     })
                 })
                 .collect();
             handles.into_iter().map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))).collect()
         });
+        self.merge(outs, workers, shared, with_graph);
+    }
+
+    /// What the workers found, as one search's: counts summed, the first target, then (if
+    /// `progress` or a lasso invariant is checked and nothing stopped the search) the fair
+    /// components of the graph they recorded together.
+    fn merge(&mut self, outs: Vec<WorkerOut>, workers: usize, shared: Arc<Shared>, with_graph: bool) {
         self.workers = workers;
         self.worker_states =
             (outs.iter().map(|o| o.stored).min().unwrap_or(0), outs.iter().map(|o| o.stored).max().unwrap_or(0));
@@ -1281,6 +1348,9 @@ impl<M: Checked> Search<'_, M> {
             st.steps_replayed += o.steps.1;
             st.steps_tail += o.steps.2;
             graphs.extend(o.graph);
+            self.sent.0 += o.sent.0;
+            self.sent.1 += o.sent.1;
+            self.cluster_memory += o.memory;
         }
         st.shared = Some(shared);
         if with_graph && st.target.is_none() && st.stopped_by.is_none() && self.error.is_none() {
@@ -1623,7 +1693,9 @@ impl<M: Checked> Search<'_, M> {
         } else {
             // A lasso invariant is decided on the stored graph (`fair_components`), so its
             // search takes the path of many workers, with one worker if one was asked for.
-            if (self.opts.workers > 1 || lasso_checked(self.spec)) && self.st.census.is_none() {
+            if let Some(c) = self.opts.cluster.clone() {
+                self.cluster(&c);
+            } else if (self.opts.workers > 1 || lasso_checked(self.spec)) && self.st.census.is_none() {
                 self.parallel(self.opts.workers.max(1));
             } else {
                 self.dfs();
@@ -1650,7 +1722,7 @@ impl<M: Checked> Search<'_, M> {
             states: self.st.states(),
             transitions: self.st.transitions,
             max_depth: self.st.max_depth,
-            memory_bytes: self.st.memory_bytes(),
+            memory_bytes: if self.cluster_memory > 0 { self.cluster_memory } else { self.st.memory_bytes() },
             collision_probability: n * (n - 1.0).max(0.0) / 2f64.powi(65),
             stopped_by: self.st.stopped_by,
             reductions: match (self.symmetry_group > 1 && self.st.census.is_none(), self.st.por) {
@@ -1670,6 +1742,10 @@ impl<M: Checked> Search<'_, M> {
             workers: self.workers.max(1),
             worker_states_min: self.worker_states.0,
             worker_states_max: self.worker_states.1,
+            processes: self.processes,
+            cluster_follower: self.cluster_follower,
+            states_sent: self.sent.0,
+            bytes_sent: self.sent.1,
             orbit_census: self.st.census(self.symmetry_group),
         };
         let outcome = Outcome {

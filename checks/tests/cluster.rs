@@ -1,0 +1,413 @@
+//! A cluster search (`--processes`, `--local-cluster`; docs/model.md, "Many machines"): the
+//! stateful engine over several processes on timely dataflow changes no verdict of a shipped
+//! file of the stateful engine and, where the search completes, stores exactly the states one
+//! process stores; `progress` and the lasso invariants are decided on the union of the graphs
+//! the workers record.
+//!
+//! The processes of the library-level tests are threads of this test, each with its own timely
+//! instance and its own sockets on loopback (what a process is to timely); the command-line
+//! tests start real processes. Two seeded defects show the comparison can fail: states sent
+//! to another process that are lost on the way (`ClusterLosesSentStates`), and workers that
+//! record only the transitions into states they own (`ClusterRecordsOwnEdgesOnly`: livelocks
+//! pass). The fault tests end with exit status 2 and a message that names the process.
+
+use std::collections::BTreeSet;
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use mmcheck::engine::stateful::cluster::Cluster;
+use mmcheck::engine::{Engine, Explore, Options, Outcome, Reduce, ReductionDefect};
+use mmcheck::scenario::{self, Scenario};
+
+mod common;
+
+/// Free ports on loopback, one per process.
+fn addresses(n: usize) -> Vec<String> {
+    let held: Vec<std::net::TcpListener> =
+        (0..n).map(|_| std::net::TcpListener::bind("127.0.0.1:0").expect("a free port")).collect();
+    held.iter().map(|l| format!("127.0.0.1:{}", l.local_addr().unwrap().port())).collect()
+}
+
+fn stateful_engine(sc: &Scenario) -> Engine {
+    sc.engines.iter().copied().find(|e| matches!(e, Engine::Stateful { .. })).expect("a stateful file")
+}
+
+/// `sc` searched by `n` processes of `threads` workers each (threads of this test): process 0's
+/// outcome.
+fn cluster(sc: &Scenario, n: usize, threads: usize, defect: Option<ReductionDefect>) -> Outcome {
+    let engine = stateful_engine(sc);
+    let addrs = addresses(n);
+    let reduce = Reduce { defect, ..sc.reduce.unwrap_or_default() };
+    let outs: Vec<Outcome> = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..n)
+            .map(|i| {
+                let c = Arc::new(Cluster::new(i, addrs.clone(), threads, Duration::from_secs(60)));
+                s.spawn(move || sc.spec.explore(engine, &Options { cluster: Some(c), reduce, ..Options::default() }))
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().expect("a process")).collect()
+    });
+    for (i, o) in outs.iter().enumerate().skip(1) {
+        let st = o.stats.expect("stats");
+        assert!(st.cluster_follower && o.error.is_none(), "process {i}: {:?}", o.error);
+    }
+    outs.into_iter().next().expect("process 0")
+}
+
+fn one(sc: &Scenario, defect: Option<ReductionDefect>) -> Outcome {
+    let reduce = Reduce { defect, ..sc.reduce.unwrap_or_default() };
+    sc.spec.explore(stateful_engine(sc), &Options { reduce, ..Options::default() })
+}
+
+/// Why the cluster's outcome is not one process's, if it is not.
+fn differ(many: &Outcome, one: &Outcome) -> Option<String> {
+    if many.error.is_some() || one.error.is_some() {
+        return Some(format!("errors: {:?} / {:?}", many.error, one.error));
+    }
+    if common::found_invariants(many) != common::found_invariants(one) {
+        return Some(format!("invariants: {:?} / {:?}", common::found_invariants(many), common::found_invariants(one)));
+    }
+    if many.complete != one.complete {
+        return Some(format!("complete: {} / {}", many.complete, one.complete));
+    }
+    let (m, o) = (many.stats.expect("stats"), one.stats.expect("stats"));
+    if many.complete && (m.states != o.states || common::reached(many) != common::reached(one)) {
+        return Some(format!(
+            "states {} / {}, coverage {:?} / {:?}",
+            m.states,
+            o.states,
+            common::reached(many),
+            common::reached(one)
+        ));
+    }
+    None
+}
+
+/// Every shipped file of the stateful engine.
+fn stateful_files() -> Vec<(String, Scenario)> {
+    common::shipped_small(32)
+        .into_iter()
+        .filter(|(_, sc)| sc.engines.iter().any(|e| matches!(e, Engine::Stateful { .. })))
+        .collect()
+}
+
+#[test]
+fn three_processes_change_no_verdict_and_store_the_same_states() {
+    let (mut compared, mut complete, mut cycles, mut sent, mut found) = (0, 0, 0, 0u64, 0);
+    for (rel, sc) in stateful_files() {
+        let single = one(&sc, None);
+        // Symmetry is not used by a cluster where fair cycles are decided: compare with the
+        // same search on one process.
+        let cycles_checked = ["progress", "no-soft-lockup"].iter().any(|i| sc.spec.invariants().contains(i));
+        let single = if cycles_checked && single.stats.is_some_and(|s| s.symmetry_group > 1) {
+            let reduce = Reduce { symmetry: false, ..sc.reduce.unwrap_or_default() };
+            sc.spec.explore(stateful_engine(&sc), &Options { reduce, ..Options::default() })
+        } else {
+            single
+        };
+        let many = cluster(&sc, 3, 1, None);
+        if let Some(why) = differ(&many, &single) {
+            panic!("{rel}: 3 processes: {why}");
+        }
+        let st = many.stats.expect("stats");
+        assert_eq!((st.processes, st.workers), (3, 3), "{rel}");
+        if many.complete {
+            assert!(st.worker_states_min > 0, "{rel}: a process stored no state");
+        }
+        // A violation is reported once, with a schedule that replays on one machine.
+        if let Some(f) = &many.found {
+            assert!(!f.violations.is_empty(), "{rel}: the counterexample violates nothing");
+            found += 1;
+        }
+        compared += 1;
+        complete += usize::from(many.complete);
+        cycles += usize::from(cycles_checked);
+        sent += st.states_sent;
+    }
+    eprintln!(
+        "{compared} files, {complete} complete, {cycles} deciding fair cycles, {found} violations; {sent} states sent"
+    );
+    assert_eq!(compared, 30, "every shipped file of the stateful engine is compared");
+    assert!(complete >= 15 && cycles >= 15 && found >= 5 && sent > 0, "{complete} {cycles} {found} {sent}");
+}
+
+/// Two threads in each of two processes: the workers of one process share nothing but the
+/// network's loop with each other, and agree too.
+#[test]
+fn two_processes_of_two_workers_agree() {
+    let path = common::scenarios_dir().join("kswapd-stall/recheck-3kswapd-writer-anytime-stateful.toml");
+    let sc = scenario::load(&path).unwrap();
+    let single = one(&sc, None);
+    assert!(single.complete);
+    let many = cluster(&sc, 2, 2, None);
+    assert_eq!(differ(&many, &single), None);
+    assert_eq!(many.stats.expect("stats").workers, 4);
+}
+
+/// States lost between processes are missed states: the comparison catches it.
+#[test]
+fn states_lost_between_processes_are_caught() {
+    let path = common::scenarios_dir().join("kswapd-stall/recheck-direct-reclaim-bdi-stateful.toml");
+    let sc = scenario::load(&path).unwrap();
+    let single = one(&sc, None);
+    assert!(single.complete);
+    let good = cluster(&sc, 3, 1, None);
+    assert_eq!(differ(&good, &single), None);
+    let bad = cluster(&sc, 3, 1, Some(ReductionDefect::ClusterLosesSentStates));
+    let why = differ(&bad, &single).expect("the seeded defect went unnoticed");
+    assert!(why.contains("states"), "{why}");
+}
+
+/// A graph without the transitions between workers has no cycle through two of them: the
+/// livelocks of shipped scenarios pass, and the comparison catches it.
+#[test]
+fn a_graph_without_the_edges_between_workers_is_caught() {
+    let mut caught = Vec::new();
+    for rel in [
+        "compaction/finishcontend-v3-holders-killer-resched-stateful.toml",
+        "compaction/resched-not-contention-holders-killer-resched-stateful.toml",
+    ] {
+        let sc = scenario::load(&common::scenarios_dir().join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"));
+        let single = one(&sc, None);
+        assert!(common::found_invariants(&single).contains("progress"), "{rel}");
+        assert_eq!(differ(&cluster(&sc, 3, 1, None), &single), None, "{rel}");
+        let bad = cluster(&sc, 3, 1, Some(ReductionDefect::ClusterRecordsOwnEdgesOnly));
+        if let Some(why) = differ(&bad, &single) {
+            caught.push(format!("{rel}: {why}"));
+        }
+    }
+    assert_eq!(caught.len(), 2, "{caught:?}");
+}
+
+// ------------------------------------------------------------------ the command line
+
+fn mmcheck() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_mmcheck"));
+    c.current_dir(common::scenarios_dir().join(".."));
+    c
+}
+
+fn json_lines(stdout: &[u8]) -> Vec<serde_json::Value> {
+    String::from_utf8_lossy(stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not a JSON line: {l:?}: {e}")))
+        .collect()
+}
+
+/// `--local-cluster 3` starts two more processes of itself; process 0 prints one JSON line per
+/// file (nothing else on stdout), with the verdicts and states of one process.
+#[test]
+fn a_local_cluster_prints_what_one_process_prints() {
+    let files = [
+        "scenarios/kswapd-stall/recheck-3kswapd-writer-anytime-stateful.toml",
+        "scenarios/kswapd-stall/waitqueue-v1-4kswapd-stateful.toml",
+        "scenarios/compaction/norescan-v3-holders-killer-resched-stateful.toml",
+        "scenarios/reclaim-throttle/resched-noop-v5.16-rc1-stateful.toml",
+    ];
+    let files: Vec<&str> = files.into_iter().filter(|f| common::scenarios_dir().join("..").join(f).exists()).collect();
+    assert!(files.len() >= 3, "{files:?}");
+    let single = mmcheck().arg("check").arg("--json").args(&files).output().unwrap();
+    let many = mmcheck().args(["check", "--json", "--local-cluster", "3"]).args(&files).output().unwrap();
+    assert_eq!(many.status.code(), single.status.code(), "{}", String::from_utf8_lossy(&many.stderr));
+    let (one, three) = (json_lines(&single.stdout), json_lines(&many.stdout));
+    assert_eq!(one.len(), files.len());
+    assert_eq!(three.len(), files.len(), "{}", String::from_utf8_lossy(&many.stdout));
+    for (a, b) in one.iter().zip(&three) {
+        let f = &a["file"];
+        assert_eq!(a["verdict"], b["verdict"], "{f}");
+        assert_eq!(a["invariant"], b["invariant"], "{f}");
+        assert_eq!(b["processes"], 3, "{f}");
+        if a["complete"] == true {
+            assert_eq!(a["states"], b["states"], "{f}");
+        }
+        let reached = |j: &serde_json::Value| -> BTreeSet<String> {
+            j["coverage"].as_object().map_or_else(BTreeSet::new, |m| {
+                m.iter().filter(|(_, v)| v.as_u64() > Some(0)).map(|(k, _)| k.clone()).collect()
+            })
+        };
+        if a["complete"] == true {
+            assert_eq!(reached(a), reached(b), "{f}");
+        }
+        // The token replays on one machine.
+        if let Some(tok) = b["replay"].as_str() {
+            let args: Vec<&str> = tok.split_whitespace().skip(1).collect();
+            let r = mmcheck().args(&args).arg("--json").output().unwrap();
+            let j = json_lines(&r.stdout);
+            assert_eq!(j[0]["verdict"], b["verdict"], "{f}: {tok}");
+            assert_eq!(j[0]["invariant"], b["invariant"], "{f}: {tok}");
+        }
+    }
+}
+
+fn hostfile(dir: &std::path::Path, text: &str) -> std::path::PathBuf {
+    std::fs::create_dir_all(dir).unwrap();
+    let f = dir.join("hosts");
+    std::fs::write(&f, text).unwrap();
+    f
+}
+
+fn tmp(name: &str) -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("mmcheck-cluster-test-{}-{name}", std::process::id()))
+}
+
+const SMALL: &str = "scenarios/kswapd-stall/recheck-2kswapd-writer-stateful.toml";
+
+/// Bad cluster flags and hostfiles: exit status 2, a message that names the file, the line or
+/// the flag, nothing on stdout.
+#[test]
+fn bad_cluster_input_is_refused() {
+    let dir = tmp("bad");
+    let two = hostfile(&dir, "127.0.0.1:1\n127.0.0.1:2\n").display().to_string();
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (vec!["--processes".into(), "2".into(), "--process".into(), "0".into()], "all three of --processes"),
+        (
+            vec!["--processes".into(), "2".into(), "--process".into(), "2".into(), "--hostfile".into(), two.clone()],
+            "--process 2: processes are numbered 0 to 1",
+        ),
+        (
+            vec!["--processes".into(), "3".into(), "--process".into(), "0".into(), "--hostfile".into(), two.clone()],
+            "names 2 process addresses, and --processes says 3",
+        ),
+        (vec!["--local-cluster".into(), "2".into(), "--hostfile".into(), two.clone()], "does not go with"),
+        (vec!["--local-cluster".into(), "2".into(), "--replay".into(), "stateful-0-0".into()], "--replay follows"),
+    ];
+    for (args, want) in cases {
+        let o = mmcheck().args(["check", "--json", SMALL]).args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+        assert!(o.stdout.is_empty(), "{args:?}");
+    }
+    // A malformed hostfile: the file and the line.
+    let bad = hostfile(&dir.join("m"), "127.0.0.1:4000\n\nnode-two\n");
+    let o = mmcheck()
+        .args(["check", "--json", SMALL, "--processes", "2", "--process", "1", "--hostfile"])
+        .arg(&bad)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains(&format!("{}:3: hostfile", bad.display())) && err.contains("has no :port"), "{err}");
+    // A file of another engine.
+    let o = mmcheck()
+        .args(["check", "--json", "--local-cluster", "2", "scenarios/kswapd-stall/recheck-2kswapd-writer.toml"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("a cluster runs the stateful engine only"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A process that cannot reach the others gives up after the connect timeout: exit status 2,
+/// naming the process it could not reach and its address.
+#[test]
+fn a_process_that_cannot_connect_ends_with_an_error() {
+    let addrs = addresses(2);
+    let dir = tmp("connect");
+    let f = hostfile(&dir, &format!("{}\n{}\n", addrs[0], addrs[1]));
+    let start = Instant::now();
+    let o = mmcheck()
+        .args(["check", "--json", SMALL, "--processes", "2", "--process", "1", "--connect-timeout", "2", "--hostfile"])
+        .arg(&f)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains(&format!("could not connect to process 0 ({})", addrs[0])), "{err}");
+    assert!(start.elapsed() < Duration::from_secs(30), "{:?}", start.elapsed());
+    assert!(o.stdout.is_empty());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A hostfile that gives this process a port in use: exit status 2, naming the address.
+#[test]
+fn a_port_in_use_is_refused() {
+    let busy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = format!("127.0.0.1:{}", busy.local_addr().unwrap().port());
+    let other = addresses(1).remove(0);
+    let dir = tmp("busy");
+    let f = hostfile(&dir, &format!("{addr}\n{other}\n"));
+    let o = mmcheck()
+        .args(["check", "--json", SMALL, "--processes", "2", "--process", "0", "--connect-timeout", "2", "--hostfile"])
+        .arg(&f)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains(&format!("cannot listen on {addr}")), "{err}");
+    drop(busy);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A process that dies in the middle of a run ends the others within seconds: exit status 2,
+/// naming the process that was lost and its address; never a verdict.
+#[test]
+fn a_process_that_dies_ends_the_run_with_an_error() {
+    let addrs = addresses(2);
+    let dir = tmp("dies");
+    let f = hostfile(&dir, &format!("{}\n{}\n", addrs[0], addrs[1]));
+    // A search of minutes, so that it is still running when process 1 is killed.
+    let long = "scenarios/heavy/recheck-3kswapd-2batches-writer-allocator-never-stateful.toml";
+    let spawn = |i: &str| {
+        mmcheck()
+            .args(["check", "--json", long, "--processes", "2", "--process", i, "--hostfile"])
+            .arg(&f)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let p0 = spawn("0");
+    let mut p1 = spawn("1");
+    std::thread::sleep(Duration::from_secs(3));
+    p1.kill().unwrap();
+    let _ = p1.wait();
+    let killed = Instant::now();
+    let o = p0.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains(&format!("lost its connection to process 1 ({})", addrs[1])), "{err}");
+    assert!(killed.elapsed() < Duration::from_secs(20), "{:?}", killed.elapsed());
+    assert!(o.stdout.is_empty(), "{}", String::from_utf8_lossy(&o.stdout));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Two processes started with different files: refused by name, exit status 2.
+#[test]
+fn processes_that_run_different_things_are_refused() {
+    let addrs = addresses(2);
+    let dir = tmp("differ");
+    let f = hostfile(&dir, &format!("{}\n{}\n", addrs[0], addrs[1]));
+    let other = "scenarios/kswapd-stall/recheck-2kswapd-writer-allocator-never-stateful.toml";
+    let spawn = |i: &str, file: &str| {
+        mmcheck()
+            .args([
+                "check",
+                "--json",
+                file,
+                "--processes",
+                "2",
+                "--process",
+                i,
+                "--connect-timeout",
+                "10",
+                "--hostfile",
+            ])
+            .arg(&f)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let p0 = spawn("0", SMALL);
+    let p1 = spawn("1", other);
+    let (o0, o1) = (p0.wait_with_output().unwrap(), p1.wait_with_output().unwrap());
+    for o in [&o0, &o1] {
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(err.contains("runs another scenario or other options"), "{err}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
