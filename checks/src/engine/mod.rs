@@ -329,6 +329,9 @@ pub struct StateStats {
     pub cluster_follower: bool,
     pub states_sent: u64,
     pub bytes_sent: u64,
+    /// Seconds of the fair-cycle pass over the stored graph after a search of several workers
+    /// or processes (one thread; 0 when there was none).
+    pub cycle_pass_seconds: f64,
     /// With [`Options::orbit_census`] (tests only): what the unreduced search found about the
     /// orbits of its states.
     #[serde(skip)]

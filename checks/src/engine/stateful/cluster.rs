@@ -83,8 +83,17 @@ impl Cluster {
         let deadline = Instant::now() + self.connect_timeout;
         let mut guard = self.listener.lock().unwrap_or_else(|e| e.into_inner());
         if guard.is_none() && me + 1 < n {
-            let l = TcpListener::bind(&self.addresses[me])
-                .map_err(|e| format!("{}: cannot listen on {}: {e}", self.name(me), self.addresses[me]))?;
+            // A name that does not resolve yet (a pod's DNS record) is tried again until the
+            // deadline; an address in use is refused at once.
+            let l = loop {
+                match TcpListener::bind(&self.addresses[me]) {
+                    Ok(l) => break l,
+                    Err(e) if e.kind() == std::io::ErrorKind::AddrInUse || Instant::now() >= deadline => {
+                        return Err(format!("{}: cannot listen on {}: {e}", self.name(me), self.addresses[me]));
+                    }
+                    Err(_) => std::thread::sleep(Duration::from_millis(200)),
+                }
+            };
             *guard = Some(l);
         }
         let mut sockets: Vec<Option<TcpStream>> = (0..n).map(|_| None).collect();

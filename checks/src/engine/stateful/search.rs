@@ -271,6 +271,8 @@ pub(super) struct Search<'a, M: Checked> {
     cluster_follower: bool,
     sent: (u64, u64),
     cluster_memory: u64,
+    /// The fair-cycle pass over the stored graph (one thread, after the search).
+    cycle_pass_seconds: f64,
 }
 
 /// What one worker of a parallel search found, for the search that started it.
@@ -442,6 +444,7 @@ impl<'a, M: Checked> Search<'a, M> {
             cluster_follower: false,
             sent: (0, 0),
             cluster_memory: 0,
+            cycle_pass_seconds: 0.0,
         }
     }
 }
@@ -1354,7 +1357,9 @@ impl<M: Checked> Search<'_, M> {
         }
         st.shared = Some(shared);
         if with_graph && st.target.is_none() && st.stopped_by.is_none() && self.error.is_none() {
+            let pass = Instant::now();
             self.fair_components(&graphs);
+            self.cycle_pass_seconds = pass.elapsed().as_secs_f64();
         }
     }
 
@@ -1746,6 +1751,7 @@ impl<M: Checked> Search<'_, M> {
             cluster_follower: self.cluster_follower,
             states_sent: self.sent.0,
             bytes_sent: self.sent.1,
+            cycle_pass_seconds: self.cycle_pass_seconds,
             orbit_census: self.st.census(self.symmetry_group),
         };
         let outcome = Outcome {
