@@ -1720,8 +1720,12 @@ impl<M: Checked> Search<'_, M> {
                 }
             }
         }
-        let complete =
-            self.st.stopped_by.is_none() && self.error.is_none() && found.is_none() && self.opts.replay.is_none();
+        // A cluster's process other than 0 helped with a search whose outcome is process 0's.
+        let complete = self.st.stopped_by.is_none()
+            && self.error.is_none()
+            && found.is_none()
+            && self.opts.replay.is_none()
+            && !self.cluster_follower;
         let n = self.st.states() as f64;
         let stats = StateStats {
             states: self.st.states(),
