@@ -361,7 +361,8 @@ fn a_process_that_dies_ends_the_run_with_an_error() {
     };
     let p0 = spawn("0");
     let mut p1 = spawn("1");
-    std::thread::sleep(Duration::from_secs(3));
+    // Long enough for both to connect and start searching on a loaded machine.
+    std::thread::sleep(Duration::from_secs(6));
     p1.kill().unwrap();
     let _ = p1.wait();
     let killed = Instant::now();
