@@ -145,6 +145,35 @@ fn two_processes_of_two_workers_agree() {
     assert_eq!(many.stats.expect("stats").workers, 4);
 }
 
+/// A state budget stops every worker of every process: `incomplete`, never a pass.
+#[test]
+fn a_state_budget_stops_a_cluster_incomplete() {
+    let path = common::scenarios_dir().join("kswapd-stall/recheck-3kswapd-writer-anytime-stateful.toml");
+    let sc = scenario::load(&path).unwrap();
+    let addrs = addresses(3);
+    let outs: Vec<Outcome> = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..3)
+            .map(|i| {
+                let c = Arc::new(Cluster::new(i, addrs.clone(), 1, Duration::from_secs(60)));
+                let sc = &sc;
+                s.spawn(move || {
+                    sc.spec.explore(
+                        Engine::Stateful { max_states: Some(6_000) },
+                        &Options { cluster: Some(c), ..Options::default() },
+                    )
+                })
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().expect("a process")).collect()
+    });
+    let o = &outs[0];
+    assert!(!o.complete && o.found.is_none() && o.error.is_none(), "{:?}", o.error);
+    let st = o.stats.expect("stats");
+    assert_eq!(st.stopped_by, Some("state budget (max_states)"));
+    // Each of the 3 workers stops at its share, 2,000 states.
+    assert!(st.states >= 6_000 && st.states < 6_300, "{}", st.states);
+}
+
 /// States lost between processes are missed states: the comparison catches it.
 #[test]
 fn states_lost_between_processes_are_caught() {
@@ -341,6 +370,19 @@ fn a_port_in_use_is_refused() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Process `i` of a two-process cluster on hostfile `f`, searching `file`, its output piped.
+fn spawn_process(file: &str, f: &std::path::Path, i: &str, extra: &[&str]) -> std::process::Child {
+    mmcheck()
+        .args(["check", "--json", file, "--processes", "2", "--process", i])
+        .args(extra)
+        .arg("--hostfile")
+        .arg(f)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
 /// A process that dies in the middle of a run ends the others within seconds: exit status 2,
 /// naming the process that was lost and its address; never a verdict.
 #[test]
@@ -350,17 +392,8 @@ fn a_process_that_dies_ends_the_run_with_an_error() {
     let f = hostfile(&dir, &format!("{}\n{}\n", addrs[0], addrs[1]));
     // A search of minutes, so that it is still running when process 1 is killed.
     let long = "scenarios/heavy/recheck-3kswapd-2batches-writer-allocator-never-stateful.toml";
-    let spawn = |i: &str| {
-        mmcheck()
-            .args(["check", "--json", long, "--processes", "2", "--process", i, "--hostfile"])
-            .arg(&f)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap()
-    };
-    let p0 = spawn("0");
-    let mut p1 = spawn("1");
+    let p0 = spawn_process(long, &f, "0", &[]);
+    let mut p1 = spawn_process(long, &f, "1", &[]);
     // Long enough for both to connect and start searching on a loaded machine.
     std::thread::sleep(Duration::from_secs(6));
     p1.kill().unwrap();
@@ -382,28 +415,8 @@ fn processes_that_run_different_things_are_refused() {
     let dir = tmp("differ");
     let f = hostfile(&dir, &format!("{}\n{}\n", addrs[0], addrs[1]));
     let other = "scenarios/kswapd-stall/recheck-2kswapd-writer-allocator-never-stateful.toml";
-    let spawn = |i: &str, file: &str| {
-        mmcheck()
-            .args([
-                "check",
-                "--json",
-                file,
-                "--processes",
-                "2",
-                "--process",
-                i,
-                "--connect-timeout",
-                "10",
-                "--hostfile",
-            ])
-            .arg(&f)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap()
-    };
-    let p0 = spawn("0", SMALL);
-    let p1 = spawn("1", other);
+    let p0 = spawn_process(SMALL, &f, "0", &["--connect-timeout", "10"]);
+    let p1 = spawn_process(other, &f, "1", &["--connect-timeout", "10"]);
     let (o0, o1) = (p0.wait_with_output().unwrap(), p1.wait_with_output().unwrap());
     for o in [&o0, &o1] {
         let err = String::from_utf8_lossy(&o.stderr);
