@@ -823,6 +823,7 @@ fn explore_table(ctx: &mut Ctx, ex: &Table) -> Option<Explore> {
                 match name {
                     "symmetry" => r.symmetry = true,
                     "por" => r.por = true,
+                    "snapshot" => r.snapshot = true,
                     _ => unreachable!("Reduce::NAMES"),
                 }
             }

@@ -26,7 +26,7 @@ use proptest::prelude::*;
 mod common;
 
 const ENGINE: Engine = Engine::Stateful { max_states: Some(250_000) };
-const POR: Reduce = Reduce { symmetry: false, por: true, defect: None };
+const POR: Reduce = Reduce { symmetry: false, por: true, snapshot: false, defect: None };
 
 fn explore(spec: &Arc<dyn AnySpec>, reduce: Reduce) -> Outcome {
     spec.explore(ENGINE, &Options { reduce, ..Options::default() })

@@ -85,8 +85,11 @@ fn symmetry_changes_no_verdict_of_a_shipped_scenario() {
         compared += 1;
         // Whether any reduction applies is known before the search: where none does, the
         // reduced search is the unreduced one and there is nothing to compare.
+        // (Snapshots are compared in snapshot_soundness.rs.)
         let probe = sc.spec.explore(Engine::Stateful { max_states: Some(1) }, &opts(Reduce::default()));
-        if probe.stats.expect("stateful stats").reductions == "none" {
+        if !probe.stats.expect("stateful stats").reductions.contains("symmetry")
+            && !probe.stats.expect("stateful stats").reductions.contains("por")
+        {
             continue;
         }
         let reduced = sc.spec.explore(ENGINE, &opts(Reduce::default()));

@@ -169,6 +169,11 @@ pub struct Options {
     /// reduction (checks/tests/reduction_soundness.rs). Off in every user's run.
     #[doc(hidden)]
     pub orbit_census: bool,
+    /// Stateful engine, for tests only: the bytes the snapshots on the search path may hold
+    /// (default: a sixteenth of the memory available, at most 1 GiB), so that a test can make
+    /// the search restore a snapshot above a state and replay from there.
+    #[doc(hidden)]
+    pub snapshot_cap: Option<usize>,
     /// Stateful engine: search with this many worker threads sharing one visited table
     /// (`--workers N`; docs/model.md, "Many workers"). 0 and 1 both mean one.
     pub workers: usize,
@@ -186,21 +191,25 @@ pub struct Reduce {
     /// Partial-order reduction by sleep sets, for searches that check no `progress`
     /// (docs/model.md, "Partial-order reduction").
     pub por: bool,
+    /// Cheaper transitions: the depth-first search goes back to a state on its path by
+    /// restoring a snapshot of the execution there instead of replaying the path
+    /// (docs/model.md, "Snapshots").
+    pub snapshot: bool,
     /// A seeded defect in a reduction, for the tests that show the soundness tests can fail.
     pub defect: Option<ReductionDefect>,
 }
 
 impl Default for Reduce {
     fn default() -> Self {
-        Reduce { symmetry: true, por: true, defect: None }
+        Reduce { symmetry: true, por: true, snapshot: true, defect: None }
     }
 }
 
 impl Reduce {
     /// No reduction: the search as it was before reductions existed.
-    pub const NONE: Reduce = Reduce { symmetry: false, por: false, defect: None };
+    pub const NONE: Reduce = Reduce { symmetry: false, por: false, snapshot: false, defect: None };
     /// The reductions a scenario file or the command line may name.
-    pub const NAMES: &'static [&'static str] = &["symmetry", "por"];
+    pub const NAMES: &'static [&'static str] = &["symmetry", "por", "snapshot"];
 }
 
 /// A seeded defect in a reduction or in the parallel search (never in a user's run: only the
@@ -236,6 +245,11 @@ pub enum ReductionDefect {
     /// Under symmetry the body joins the other tasks one after another, in a fixed order that
     /// no renaming keeps, and its reads of the final state are scheduling points.
     SymmetryJoinsInOrder,
+    /// Snapshots: a restore puts back the runtime and the stacks but not the online monitors'
+    /// state (the ghost keeps the state of the last execution's end).
+    SnapshotForgetsGhost,
+    /// Snapshots: a restore puts back everything but the shared objects' values.
+    SnapshotForgetsObjects,
 }
 
 impl Default for Options {
@@ -249,6 +263,7 @@ impl Default for Options {
             history_only: false,
             reduce: Reduce::default(),
             orbit_census: false,
+            snapshot_cap: None,
             workers: 1,
             cluster: None,
         }
@@ -295,7 +310,8 @@ pub struct StateStats {
     /// Why the search stopped early, if it did (a state budget, a time limit, memory).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stopped_by: Option<&'static str>,
-    /// The reductions that ran (`"none"`, `"symmetry"`, `"por"` or `"symmetry+por"`).
+    /// The reductions that ran (`"none"`, `"symmetry"`, `"por"`, `"symmetry+por"`, `"snapshot"`
+    /// or `"por+snapshot"`).
     pub reductions: &'static str,
     /// The symmetry group's size (1: no symmetry reduction ran).
     pub symmetry_group: usize,
@@ -305,6 +321,14 @@ pub struct StateStats {
     /// Why partial-order reduction did not run, where it did not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub por_not_applied: Option<&'static str>,
+    /// Why the search replayed paths instead of restoring snapshots, where it did; and how
+    /// many snapshots it restored. (A restore's replayed steps, from a snapshot above a state
+    /// that has none, count in `replayed_steps`.)
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub snapshot_not_applied: Option<&'static str>,
+    pub restores: u64,
+    /// The most bytes the snapshots on the search path held at once.
+    pub snapshot_bytes: u64,
     /// Partial-order reduction: enabled transitions not taken because they were in the
     /// state's sleep set, and visits of a stored state that explored transitions its first
     /// visit had left asleep.

@@ -532,7 +532,11 @@ fn reductions_text(st: &crate::engine::StateStats) -> String {
     if st.symmetry_group > 1 {
         t += &format!(" (a symmetry group of {})", st.symmetry_group);
     }
-    for (what, why) in [("symmetry", st.symmetry_not_applied), ("partial-order reduction", st.por_not_applied)] {
+    for (what, why) in [
+        ("symmetry", st.symmetry_not_applied),
+        ("partial-order reduction", st.por_not_applied),
+        ("snapshots", st.snapshot_not_applied),
+    ] {
         if let Some(why) = why {
             t += &format!("; {what} not applied: {why}");
         }

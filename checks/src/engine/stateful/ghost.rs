@@ -19,6 +19,7 @@ use mmmodel::ghost::{Ghost, LoopVerdict, Pid, SleepDecision};
 use mmmodel::kernel::sched::Summary;
 use mmmodel::model::Perm;
 use mmmodel::platform::stateful;
+use mmmodel::platform::stateful::arena;
 
 use crate::monitor::online::{Found, Online};
 use crate::monitor::Checked;
@@ -101,6 +102,16 @@ pub(crate) type StepEvents<M> = Vec<(Pid, Event<<M as mmmodel::model::Model>::Ev
 /// the invariants and derived coverage they report (sorted names).
 type Effect<M> = (<M as Checked>::Online, Vec<&'static str>, Vec<&'static str>);
 
+/// The part of the ghost that is part of the state, saved with a snapshot of the execution.
+pub(crate) struct GhostSave<M: Checked> {
+    online: M::Online,
+    finished: u32,
+    sleeping: u32,
+    aborted: bool,
+    mutation_reached: bool,
+    loops: Vec<u32>,
+}
+
 /// Interior mutability for state that only one OS thread ever touches.
 struct OneThread<T>(RefCell<T>);
 
@@ -160,6 +171,36 @@ impl<M: Checked> StatefulGhost<M> {
         g.mutation_reached = false;
         g.loops.iter_mut().for_each(|l| *l = 0);
         g.record = record.then(Vec::new);
+        g.step_events.clear();
+        g.step_touch = 0;
+    }
+
+    /// The ghost as it stands, for a snapshot of the execution (taken where the engine has
+    /// taken its findings and the last step's footprint).
+    pub fn save(&self) -> GhostSave<M> {
+        let g = self.lock();
+        GhostSave {
+            online: g.online.clone(),
+            finished: g.finished,
+            sleeping: g.sleeping,
+            aborted: g.aborted,
+            mutation_reached: g.mutation_reached,
+            loops: g.loops.clone(),
+        }
+    }
+
+    /// Back to a saved ghost, exploring (with nothing found and no footprint yet).
+    pub fn restore(&self, s: &GhostSave<M>) {
+        let mut g = self.lock();
+        g.mode = Mode::Explore;
+        g.online.clone_from(&s.online);
+        g.found = Found::default();
+        g.coverage.clear();
+        g.finished = s.finished;
+        g.sleeping = s.sleeping;
+        g.aborted = s.aborted;
+        g.mutation_reached = s.mutation_reached;
+        g.loops.clone_from(&s.loops);
         g.step_events.clear();
         g.step_touch = 0;
     }
@@ -296,6 +337,7 @@ impl<M: Checked> Ghost for StatefulGhost<M> {
     type Proto = M::Event;
 
     fn emit(&self, pid: Pid, ev: Event<M::Event>) {
+        let _off = arena::off();
         let mut g = self.lock();
         let g = &mut *g;
         if g.mode != Mode::FastForward {
@@ -315,6 +357,7 @@ impl<M: Checked> Ghost for StatefulGhost<M> {
     }
 
     fn loop_head(&self, pid: Pid, summary: Summary) -> LoopVerdict {
+        let _off = arena::off();
         let mut g = self.lock();
         if g.mode == Mode::FastForward {
             g.loops[pid] += 1;
@@ -336,6 +379,7 @@ impl<M: Checked> Ghost for StatefulGhost<M> {
     }
 
     fn checkpoint(&self, _pid: Pid, summary: Summary) {
+        let _off = arena::off();
         // As at a loop head: the summary replaces the history (never stops or yields).
         if self.summaries && self.lock().mode != Mode::FastForward {
             stateful::reset_local_summary(summary);
@@ -343,6 +387,7 @@ impl<M: Checked> Ghost for StatefulGhost<M> {
     }
 
     fn untimed_sleep(&self, pid: Pid) -> SleepDecision {
+        let _off = arena::off();
         let mut g = self.lock();
         g.step_touch |= TOUCH_SLEEPERS;
         g.sleeping |= 1 << pid;
@@ -358,12 +403,14 @@ impl<M: Checked> Ghost for StatefulGhost<M> {
     }
 
     fn woken(&self, pid: Pid) {
+        let _off = arena::off();
         let mut g = self.lock();
         g.sleeping &= !(1 << pid);
         g.step_touch |= TOUCH_WOKEN;
     }
 
     fn task_exit(&self, pid: Pid) -> u32 {
+        let _off = arena::off();
         let mut g = self.lock();
         g.step_touch |= TOUCH_SLEEPERS;
         g.finished |= 1 << pid;
@@ -373,6 +420,7 @@ impl<M: Checked> Ghost for StatefulGhost<M> {
     }
 
     fn aborted(&self) -> bool {
+        let _off = arena::off();
         let mut g = self.lock();
         g.step_touch |= TOUCH_SLEEPERS;
         let a = g.aborted;
@@ -382,6 +430,7 @@ impl<M: Checked> Ghost for StatefulGhost<M> {
     }
 
     fn mutation_reached(&self, _pid: Pid) {
+        let _off = arena::off();
         self.lock().mutation_reached = true;
     }
 }

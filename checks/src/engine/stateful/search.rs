@@ -10,11 +10,11 @@ use std::time::{Duration, Instant};
 
 use mmmodel::kernel::sched::{explorer_task, Start};
 use mmmodel::model::{run, Named};
-use mmmodel::platform::stateful::{self, Op, RunEnd, SchedPoint, StackPool, TaskId};
+use mmmodel::platform::stateful::{self, Decision, Op, RunEnd, SchedPoint, SnapChooser, Snapshot, StackPool, TaskId};
 use mmmodel::platform::Stateful;
 
 use super::cluster::{self, Cluster};
-use super::ghost::{Mode, StatefulGhost, StepEvents, TOUCH_SLEEPERS};
+use super::ghost::{GhostSave, Mode, StatefulGhost, StepEvents, TOUCH_SLEEPERS};
 
 #[path = "cluster_run.rs"]
 mod cluster_run;
@@ -273,6 +273,12 @@ pub(super) struct Search<'a, M: Checked> {
     cluster_memory: u64,
     /// The fair-cycle pass over the stored graph (one thread, after the search).
     cycle_pass_seconds: f64,
+    /// Snapshots: why the search replays instead, if it does; how many restores it made.
+    snapshot_not_applied: Option<&'static str>,
+    restores: u64,
+    snapshot_bytes: u64,
+    /// The search went by snapshots ([`Self::dfs_snapshots`]).
+    snapshotted: bool,
 }
 
 /// What one worker of a parallel search found, for the search that started it.
@@ -361,11 +367,28 @@ impl<'a, M: Checked> Search<'a, M> {
                 | ReductionDefect::WorkersRecordTreeEdgesOnly
                 | ReductionDefect::LassoClassIgnoresKey
                 | ReductionDefect::ClusterLosesSentStates
-                | ReductionDefect::ClusterRecordsOwnEdgesOnly,
+                | ReductionDefect::ClusterRecordsOwnEdgesOnly
+                | ReductionDefect::SnapshotForgetsGhost
+                | ReductionDefect::SnapshotForgetsObjects,
             )
             | None => {}
         }
+        let symmetric = !images.is_empty();
         pool.set_symmetry(&std::mem::take(&mut images));
+        if opts.reduce.defect == Some(ReductionDefect::SnapshotForgetsObjects) {
+            pool.seed_snapshot_defect_keep_objects();
+        }
+        let snapshot_not_applied = if !opts.reduce.snapshot {
+            Some("not asked for (reduce without \"snapshot\", or --no-reduce)")
+        } else if symmetric || census.is_some() {
+            Some("symmetry applies (a snapshot does not hold the per-image local hashes)")
+        } else if opts.workers > 1 || opts.cluster.is_some() {
+            Some("several workers or a cluster (their jobs start by replaying a schedule)")
+        } else if lasso_checked(spec) {
+            Some("a lasso invariant is checked (its graph is recorded by the search of many workers, with one)")
+        } else {
+            None
+        };
         let por = por_applies(spec, opts);
         let symmetry_group = group.size();
         let ghost = StatefulGhost::new(spec.cfg.clone(), !opts.history_only, group.perms);
@@ -445,6 +468,10 @@ impl<'a, M: Checked> Search<'a, M> {
             sent: (0, 0),
             cluster_memory: 0,
             cycle_pass_seconds: 0.0,
+            snapshot_not_applied,
+            restores: 0,
+            snapshot_bytes: 0,
+            snapshotted: false,
         }
     }
 }
@@ -1142,6 +1169,173 @@ impl<M: Checked> Dfs<'_, M> {
     }
 }
 
+/// A state on the snapshotting search's path with a transition left: the execution there,
+/// the ghost, and the reference counts of the runner's shared handles (the execution's tasks
+/// hold clones of them, and a restore brings back or drops tasks without running their code).
+struct Snap<M: Checked> {
+    depth: usize,
+    /// The bytes it holds of its own (its heap, tables and the stacks it copied).
+    bytes: usize,
+    rt: Snapshot,
+    ghost: GhostSave<M>,
+    counts: [usize; 3],
+}
+
+/// The chooser of [`Search::dfs_snapshots`].
+struct SnapSearch<'x, 'a, M: Checked> {
+    st: &'x mut Dfs<'a, M>,
+    ghost: Arc<StatefulGhost<M>>,
+    cfg: Arc<M::Config>,
+    fin: Arc<Mutex<Option<M::Final>>>,
+    snaps: Vec<Snap<M>>,
+    /// The snapshots' bytes, their peak, and the most they may take: past it, a state gets no
+    /// snapshot, and going back to it restores the deepest snapshot above it and replays the
+    /// path from there (the choices left in `replay`, from `next`).
+    bytes: usize,
+    peak: usize,
+    cap: usize,
+    replay: Vec<u8>,
+    next: usize,
+    steps: u64,
+    replayed: u64,
+    restores: u64,
+    opts: &'a Options,
+    start: Instant,
+    last_progress: Instant,
+    executions: u64,
+}
+
+/// Sets `a`'s strong count to `want` (at least the caller's own handle).
+fn set_strong_count<T>(a: &Arc<T>, want: usize) {
+    let now = Arc::strong_count(a);
+    for _ in now..want {
+        // SAFETY: `a` is a live `Arc`; the extra count stands for a handle a restored task holds.
+        unsafe { Arc::increment_strong_count(Arc::as_ptr(a)) };
+    }
+    for _ in want..now {
+        // SAFETY: the count stands for a handle a task dropped by a restore held, never for
+        // `a` itself (`want` counts `a`, so the count stays above zero).
+        unsafe { Arc::decrement_strong_count(Arc::as_ptr(a)) };
+    }
+}
+
+impl<M: Checked> SnapSearch<'_, '_, M> {
+    fn depth(&self) -> usize {
+        if self.st.por {
+            self.st.pframes.len()
+        } else {
+            self.st.frames.len()
+        }
+    }
+
+    fn counts(&self) -> [usize; 3] {
+        [Arc::strong_count(&self.cfg), Arc::strong_count(&self.ghost), Arc::strong_count(&self.fin)]
+    }
+
+    /// Back to the deepest state on the path with a transition left, or stop.
+    fn back(&mut self) -> Decision<'_> {
+        let st = &mut *self.st;
+        if st.target.is_some() || st.stopped_by.is_some() || st.refuted {
+            return Decision::Stop;
+        }
+        if self.opts.max_duration.is_some_and(|d| self.start.elapsed() >= d) {
+            st.stopped_by = Some("time limit");
+            return Decision::Stop;
+        }
+        if let Some(p) = &self.opts.progress {
+            if self.last_progress.elapsed() >= Duration::from_millis(200) {
+                self.last_progress = Instant::now();
+                p(&Progress {
+                    executions: self.executions + self.restores,
+                    seconds: self.start.elapsed().as_secs_f64(),
+                    states: Some(st.states()),
+                    depth: Some(st.frames.len().max(st.pframes.len())),
+                });
+            }
+        }
+        if !st.backtrack() {
+            return Decision::Stop;
+        }
+        let depth = if st.por { st.pframes.len() } else { st.frames.len() };
+        while let Some(s) = self.snaps.pop_if(|s| s.depth > depth) {
+            self.bytes -= s.bytes;
+        }
+        let snap = self.snaps.last().expect("the first state with a transition left has a snapshot");
+        // From the snapshot's state: its chosen transition and those of the states after it on
+        // the path, the last of which is the new one.
+        let chosen = |i: usize| if st.por { st.pframes[i].chosen } else { st.frames[i].chosen };
+        let first = chosen(snap.depth - 1);
+        self.replay.clear();
+        self.replay.extend((snap.depth..depth).map(chosen));
+        self.next = 0;
+        if st.defect != Some(ReductionDefect::SnapshotForgetsGhost) {
+            self.ghost.restore(&snap.ghost);
+        } else {
+            self.ghost.set_mode(Mode::Explore);
+            let _ = self.ghost.take();
+            let _ = self.ghost.take_step();
+        }
+        set_strong_count(&self.cfg, snap.counts[0]);
+        set_strong_count(&self.ghost, snap.counts[1]);
+        set_strong_count(&self.fin, snap.counts[2]);
+        self.restores += 1;
+        self.steps += 1;
+        if !self.replay.is_empty() {
+            self.ghost.set_mode(Mode::Replay);
+            self.replayed += 1;
+        }
+        Decision::Restore(&snap.rt, first as TaskId)
+    }
+}
+
+impl<M: Checked> SnapChooser for SnapSearch<'_, '_, M> {
+    fn choose<'s>(&'s mut self, p: &SchedPoint<'_>) -> Decision<'s> {
+        if self.next < self.replay.len() {
+            let t = self.replay[self.next];
+            self.next += 1;
+            self.steps += 1;
+            if self.next == self.replay.len() {
+                // The last replayed choice is the new transition: its findings count.
+                let _ = self.ghost.take();
+                let _ = self.ghost.take_step();
+                self.ghost.set_mode(Mode::Explore);
+            } else {
+                self.replayed += 1;
+            }
+            return Decision::Run(t as TaskId);
+        }
+        let depth = self.depth();
+        let mut ff = false;
+        let g = Arc::clone(&self.ghost);
+        let t = if self.st.por { self.st.arrive_por(p, &g, &mut ff) } else { self.st.arrive(p, &g, &mut ff) };
+        if ff {
+            // A known state (or a search that must stop): no tail, straight back.
+            return self.back();
+        }
+        debug_assert_eq!(self.depth(), depth + 1, "a new state pushes a frame");
+        let todo = if self.st.por { self.st.pframes[depth].todo } else { self.st.frames[depth].todo };
+        if todo != 0 && (self.snaps.is_empty() || self.bytes < self.cap) {
+            let prev = self.snaps.last().map(|s| &s.rt);
+            let rt = p.snapshot(prev);
+            let bytes = rt.bytes_beyond(prev);
+            self.bytes += bytes;
+            self.peak = self.peak.max(self.bytes);
+            let counts = self.counts();
+            self.snaps.push(Snap { depth: depth + 1, bytes, rt, ghost: g.save(), counts });
+        }
+        self.steps += 1;
+        Decision::Run(t)
+    }
+
+    fn ended<'s>(&'s mut self, _p: &SchedPoint<'_>, end: &RunEnd) -> Decision<'s> {
+        let fin = self.fin.lock().unwrap_or_else(|e| e.into_inner()).take();
+        self.st.ended(end, fin.as_ref(), &self.ghost);
+        // The final state lives in the execution's heap: gone with the restore.
+        drop(fin);
+        self.back()
+    }
+}
+
 impl<M: Checked> Search<'_, M> {
     fn should_stop(&mut self) -> bool {
         if self.st.stopped_by.is_some() || self.st.target.is_some() || self.error.is_some() {
@@ -1178,6 +1372,9 @@ impl<M: Checked> Search<'_, M> {
     /// the choices of the states on the search path, then explores new transitions until it
     /// reaches a known state, then runs to its end (fast-forward).
     fn dfs(&mut self) {
+        if self.snapshot_not_applied.is_none() && self.st.shared.is_none() && self.st.prefix.is_empty() {
+            return self.dfs_snapshots();
+        }
         // A job's first execution replays the schedule to the state it starts from.
         let mut replay: Vec<u8> = self.st.prefix.clone();
         loop {
@@ -1243,6 +1440,55 @@ impl<M: Checked> Search<'_, M> {
             }
             replay.clear();
             replay.extend(self.st.path());
+        }
+    }
+
+    /// [`Self::dfs`] by snapshots (docs/model.md, "Snapshots"): one execution, which the search
+    /// takes back to the deepest state on its path with a transition left by restoring the
+    /// snapshot it took there, where [`Self::dfs`] replays the path in a new execution. No
+    /// replays, no tails; the same states, transitions and order.
+    fn dfs_snapshots(&mut self) {
+        let runner = &mut self.runner;
+        let cap = self.opts.snapshot_cap.unwrap_or((self.st.max_memory / 16).min(1 << 30) as usize);
+        let mut ch = SnapSearch {
+            st: &mut self.st,
+            ghost: Arc::clone(&runner.ghost),
+            cfg: Arc::clone(&runner.cfg),
+            fin: Arc::clone(&runner.fin),
+            snaps: Vec::new(),
+            bytes: 0,
+            peak: 0,
+            cap,
+            replay: Vec::new(),
+            next: 0,
+            steps: 0,
+            replayed: 0,
+            restores: 0,
+            opts: self.opts,
+            start: self.start,
+            last_progress: self.last_progress,
+            executions: runner.executions,
+        };
+        runner.executions += 1;
+        runner.ghost.reset(Mode::Explore, false);
+        let (cfg, ghost, fin) = (Arc::clone(&runner.cfg), Arc::clone(&runner.ghost), Arc::clone(&runner.fin));
+        let body = move || {
+            let ran = run::<M, Stateful<StatefulGhost<M>>>(&cfg, ghost, &Start::default());
+            *fin.lock().unwrap_or_else(|e| e.into_inner()) = Some(ran.fin);
+        };
+        let end = stateful::run_snapshots(&mut runner.pool, body, &mut ch);
+        let (steps, replayed, restores, peak) = (ch.steps, ch.replayed, ch.restores, ch.peak);
+        self.last_progress = ch.last_progress;
+        drop(ch);
+        runner.fin.lock().unwrap_or_else(|e| e.into_inner()).take();
+        runner.executions += restores;
+        self.restores = restores;
+        self.snapshot_bytes = peak as u64;
+        self.snapshotted = true;
+        self.st.steps_total += steps;
+        self.st.steps_replayed += replayed;
+        if let RunEnd::Panicked { task, message } = &end {
+            self.error = Some(format!("task {task} panicked: {message}"));
         }
     }
 
@@ -1734,12 +1980,18 @@ impl<M: Checked> Search<'_, M> {
             memory_bytes: if self.cluster_memory > 0 { self.cluster_memory } else { self.st.memory_bytes() },
             collision_probability: n * (n - 1.0).max(0.0) / 2f64.powi(65),
             stopped_by: self.st.stopped_by,
-            reductions: match (self.symmetry_group > 1 && self.st.census.is_none(), self.st.por) {
-                (false, false) => "none",
-                (true, false) => "symmetry",
-                (false, true) => "por",
-                (true, true) => "symmetry+por",
+            reductions: match (self.symmetry_group > 1 && self.st.census.is_none(), self.st.por, self.snapshotted) {
+                (false, false, false) => "none",
+                (true, false, false) => "symmetry",
+                (false, true, false) => "por",
+                (true, true, false) => "symmetry+por",
+                (false, false, true) => "snapshot",
+                (false, true, true) => "por+snapshot",
+                (true, _, true) => unreachable!("no snapshots under symmetry"),
             },
+            snapshot_not_applied: self.snapshot_not_applied,
+            restores: self.restores,
+            snapshot_bytes: self.snapshot_bytes,
             symmetry_group: self.symmetry_group,
             symmetry_not_applied: self.symmetry_not_applied,
             por_not_applied: self.por_not_applied,

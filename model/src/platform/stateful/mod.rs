@@ -109,6 +109,7 @@
 //! all tasks share one OS thread, model code must not hold a `std` lock across a yield point
 //! (another task taking it would block the thread); shuttle has the same rule.
 
+pub mod arena;
 mod rt;
 
 use core::marker::PhantomData;
@@ -116,8 +117,9 @@ use core::sync::atomic::Ordering;
 use core::time::Duration;
 
 pub use rt::{
-    current_task, in_execution, local, observe, observe_pids, reset_local, reset_local_summary, run, Chooser, LockId,
-    ObjId, Op, RunEnd, SchedPoint, StackPool, SymImage, TaskId, MAX_TASKS,
+    current_task, in_execution, local, observe, observe_pids, reset_local, reset_local_summary, run, run_snapshots,
+    Chooser, Decision, LockId, ObjId, Op, RunEnd, SchedPoint, SnapChooser, Snapshot, StackPool, SymImage, TaskId,
+    MAX_TASKS,
 };
 
 use super::{Atomic, AtomicInt, Join, Platform, RawSpinLock, SymTag};

@@ -21,6 +21,9 @@ use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 
+use std::rc::Rc;
+
+use super::arena;
 use crate::kernel::sched::Summary;
 use crate::platform::SymTag;
 
@@ -198,6 +201,29 @@ struct TaskSlot {
     co: Option<Co>,
     /// Set by the task when it starts; lives on the task's stack.
     yielder: *const Yielder<(), ()>,
+    /// Snapshots ([`run_snapshots`]): the top of the task's stack, the lowest address its
+    /// suspended state can occupy now, the version of its stack's contents (new each time it
+    /// runs), and the stack of a finished task (kept: a restore may bring the task back).
+    top: usize,
+    low: usize,
+    version: u64,
+    retired: Option<DefaultStack>,
+}
+
+impl TaskSlot {
+    fn new(co: Co, top: usize, low: usize, local: u64, version: u64) -> Self {
+        TaskSlot {
+            op: Op::Start,
+            token: false,
+            local,
+            co: Some(co),
+            yielder: ptr::null(),
+            top,
+            low,
+            version,
+            retired: None,
+        }
+    }
 }
 
 /// The state of one execution.
@@ -224,6 +250,12 @@ pub(crate) struct Rt {
     stack_size: usize,
     /// The symmetry group's tables and the per-image local hashes (empty without symmetry).
     sym: Sym,
+    /// Snapshot mode ([`run_snapshots`]): every yield point returns to the scheduler.
+    snap: bool,
+    /// The last stack version handed out.
+    vclock: u64,
+    /// A seeded defect (tests only): a restore leaves the shared objects as they are.
+    restore_keeps_objects: bool,
 }
 
 thread_local! {
@@ -408,6 +440,9 @@ impl Rt {
             stacks: Vec::new(),
             stack_size,
             sym: Sym::default(),
+            snap: false,
+            vclock: 0,
+            restore_keeps_objects: false,
         }
     }
 
@@ -550,6 +585,19 @@ unsafe fn yield_point(rt: *mut Rt, t: TaskId, op: Op) -> bool {
     if (*rt).teardown || std::thread::panicking() {
         return false;
     }
+    if (*rt).snap {
+        // Every scheduling point is the scheduler's, with every task suspended, so that the
+        // chooser may snapshot or restore the execution there. The suspended state lies above
+        // this frame, but for the few words the switch pushes below it.
+        let mark = 0u8;
+        let sp = core::hint::black_box(&mark) as *const u8 as usize;
+        (&mut *rt).tasks[t].low = sp.saturating_sub(SUSPEND_MARGIN);
+        (*rt).cur = NO_TASK;
+        (*rt).next = None;
+        let y = (&mut *rt).tasks[t].yielder;
+        (*y).suspend(());
+        return true;
+    }
     if (*rt).sym.solo == t && (*rt).enabled_mask() & (1 << t) != 0 {
         // Under symmetry, the task that joined all the others is alone: nothing can
         // interleave with what it does, and it is not a scheduling point (see `join_all`).
@@ -600,6 +648,7 @@ unsafe fn kind_of(rt: *mut Rt, o: ObjId) -> Kind {
 
 pub(crate) fn obj_new(v: u64) -> (ObjId, u32) {
     let (rt, _) = enter();
+    let _off = arena::off();
     // SAFETY: live runtime, short borrow.
     unsafe {
         let r = &mut *rt;
@@ -670,6 +719,7 @@ pub(crate) fn obj_cas(o: ObjId, epoch: u32, current: u64, new: u64) -> Result<u6
 
 pub(crate) fn lock_new() -> (LockId, u32) {
     let (rt, _) = enter();
+    let _off = arena::off();
     // SAFETY: live runtime, short borrow.
     unsafe {
         let r = &mut *rt;
@@ -810,19 +860,14 @@ pub(crate) fn yield_now() {
 /// Its id is folded into the spawner's local hash.
 pub(crate) fn spawn<F: FnOnce() + 'static>(f: F) -> (TaskId, u32) {
     let (rt, t) = enter();
+    let _off = arena::off();
     // SAFETY: live runtime, short borrows; the new slot is pushed while the running task's
     // coroutine is out of the table.
     unsafe {
         let id = (&mut *rt).tasks.len();
         assert!(id < MAX_TASKS, "stateful runtime: more than {MAX_TASKS} tasks");
-        let co = new_task(rt, id, f);
-        (&mut *rt).tasks.push(TaskSlot {
-            op: Op::Start,
-            token: false,
-            local: mix(TAG_INIT, id as u64),
-            co: Some(co),
-            yielder: ptr::null(),
-        });
+        let slot = new_task(rt, id, f);
+        (&mut *rt).tasks.push(slot);
         sym_spawned(rt, id);
         (&mut *rt).sym.solo = NO_TASK;
         // Plain under symmetry too: only the spawner uses the id, to join (docs/model.md,
@@ -912,16 +957,26 @@ pub fn tagged<R>(tag: SymTag, f: impl FnOnce() -> R) -> R {
     r
 }
 
-/// A task's coroutine, on a pooled stack.
+/// Bytes below a suspended task's last frame that its suspension may have used (the context
+/// switch's saved registers): a snapshot copies them too.
+const SUSPEND_MARGIN: usize = 2048;
+
+/// A task's slot, with its coroutine on a pooled stack.
 ///
 /// # Safety
 /// `rt` is the live runtime.
-unsafe fn new_task<F: FnOnce() + 'static>(rt: *mut Rt, id: TaskId, f: F) -> Co {
+unsafe fn new_task<F: FnOnce() + 'static>(rt: *mut Rt, id: TaskId, f: F) -> TaskSlot {
+    use corosensei::stack::Stack;
     let stack = match (&mut *rt).stacks.pop() {
         Some(s) => s,
         None => DefaultStack::new((&mut *rt).stack_size).expect("stateful runtime: cannot map a task stack"),
     };
-    Coroutine::with_stack(stack, move |y: &Yielder<(), ()>, ()| {
+    let top = stack.base().get();
+    // The coroutine's first frame holds `f` and a few words of its entry.
+    let low = top.saturating_sub(core::mem::size_of::<F>() + SUSPEND_MARGIN);
+    (*rt).vclock += 1;
+    let version = (*rt).vclock;
+    let co = Coroutine::with_stack(stack, move |y: &Yielder<(), ()>, ()| {
         let rt = rt_ptr();
         // SAFETY: a task only runs inside its execution; the yielder lives on this stack for
         // as long as the coroutine.
@@ -932,7 +987,8 @@ unsafe fn new_task<F: FnOnce() + 'static>(rt: *mut Rt, id: TaskId, f: F) -> Co {
             Err(p) if unsafe { (*rt_ptr()).teardown } => resume_unwind(p),
             Err(p) => Exit::Panicked(p),
         }
-    })
+    });
+    TaskSlot::new(co, top, low, mix(TAG_INIT, id as u64), version)
 }
 
 fn panic_message(p: &(dyn Any + Send)) -> String {
@@ -965,6 +1021,14 @@ impl Drop for Teardown<'_> {
                     co.force_unwind();
                     (&mut *rt).stacks.push(co.into_stack());
                 }
+                if let Some(s) = (&mut *rt).tasks[t].retired.take() {
+                    (&mut *rt).stacks.push(s);
+                }
+            }
+            if (*rt).snap {
+                // Nothing outside the execution points into its heap any more.
+                arena::reset(0);
+                (*rt).snap = false;
             }
             let r = &mut *rt;
             r.cur = NO_TASK;
@@ -986,19 +1050,36 @@ impl Drop for Teardown<'_> {
 /// Runs until every task has finished, no task is enabled (deadlock), or a task panics. Not
 /// reentrant: a `run` inside a task panics. Everything happens on the calling thread.
 pub fn run<F: FnOnce() + 'static>(pool: &mut StackPool, body: F, chooser: &mut dyn Chooser) -> RunEnd {
+    // SAFETY: the chooser outlives this call, and the runtime drops its pointer before
+    // returning (Teardown), so erasing its lifetime is sound.
+    let chooser: NonNull<dyn Chooser + '_> = NonNull::from(chooser);
+    let chooser: NonNull<dyn Chooser + 'static> = unsafe { core::mem::transmute(chooser) };
+    let rt = begin(pool, Some(chooser), false);
+    let guard = Teardown { rt, pool };
+    // SAFETY: the runtime is live (thread-local set) and unborrowed.
+    let end = unsafe {
+        let slot = new_task(rt, 0, body);
+        (&mut *rt).tasks.push(slot);
+        sym_spawned(rt, 0);
+        schedule(rt)
+    };
+    drop(guard);
+    end
+}
+
+/// Starts an execution on `pool`'s runtime: a new epoch, empty tables, the thread-local
+/// pointer set. The caller's Teardown gives the runtime back.
+fn begin(pool: &mut StackPool, chooser: Option<NonNull<dyn Chooser>>, snap: bool) -> *mut Rt {
     assert!(!in_execution(), "stateful runtime: nested run (an execution is already running on this thread)");
     let rt: *mut Rt = match pool.rt.take() {
         Some(p) => p.as_ptr(),
         None => Box::into_raw(Box::new(Rt::new(pool.stack_size))),
     };
     let epoch = EPOCH.fetch_add(1, Relaxed).wrapping_add(1);
-    // SAFETY: the chooser outlives this call, and the runtime drops its pointer before
-    // returning (Teardown), so erasing its lifetime is sound.
-    let chooser: NonNull<dyn Chooser + '_> = NonNull::from(chooser);
-    let chooser: NonNull<dyn Chooser + 'static> = unsafe { core::mem::transmute(chooser) };
     // SAFETY: `rt` is exclusively ours until Teardown gives it back to the pool.
     unsafe {
         let r = &mut *rt;
+        assert!(!snap || r.sym.images.is_empty(), "stateful runtime: snapshots under symmetry");
         r.finished = 0;
         r.shared = 0;
         r.cur = NO_TASK;
@@ -1007,25 +1088,14 @@ pub fn run<F: FnOnce() + 'static>(pool: &mut StackPool, body: F, chooser: &mut d
         r.epoch = epoch;
         r.next = None;
         r.teardown = false;
-        r.chooser = Some(chooser);
+        r.chooser = chooser;
+        r.snap = snap;
+    }
+    if snap {
+        arena::reset(0);
     }
     RT.with(|c| c.set(rt));
-    let guard = Teardown { rt, pool };
-    // SAFETY: the runtime is live (thread-local set) and unborrowed.
-    let end = unsafe {
-        let co = new_task(rt, 0, body);
-        (&mut *rt).tasks.push(TaskSlot {
-            op: Op::Start,
-            token: false,
-            local: mix(TAG_INIT, 0),
-            co: Some(co),
-            yielder: ptr::null(),
-        });
-        sym_spawned(rt, 0);
-        schedule(rt)
-    };
-    drop(guard);
-    end
+    rt
 }
 
 /// The scheduler loop.
@@ -1063,6 +1133,295 @@ unsafe fn schedule(rt: *mut Rt) -> RunEnd {
             CoroutineResult::Yield(()) => (&mut *rt).tasks[t].co = Some(co),
             CoroutineResult::Return(exit) => {
                 (&mut *rt).stacks.push(co.into_stack());
+                (*rt).finished |= 1 << t;
+                if let Exit::Panicked(p) = exit {
+                    return RunEnd::Panicked { task: t, message: panic_message(&*p) };
+                }
+            }
+        }
+    }
+}
+
+// ---- snapshots ----------------------------------------------------------------------------------
+
+/// A copy of one task's suspended stack: the bytes from `low` to the stack's top, as they were
+/// at `version`. Snapshots share it while the task has not run since.
+struct StackCopy {
+    version: u64,
+    low: usize,
+    bytes: Box<[u8]>,
+}
+
+/// One task as a snapshot keeps it.
+struct TaskSave {
+    op: Op,
+    token: bool,
+    local: u64,
+    yielder: *const Yielder<(), ()>,
+    top: usize,
+    low: usize,
+    /// The coroutine's handle, bit for bit (never dropped: the handle in the task's slot owns
+    /// the stack); `None`: the task had finished.
+    co: Option<core::mem::MaybeUninit<Co>>,
+    stack: Option<Rc<StackCopy>>,
+}
+
+/// An execution at a scheduling point, every task suspended: the runtime's tables, each live
+/// task's stack (from its last frame to its top) and coroutine handle, and the execution
+/// arena's heap ([`super::arena`]). [`SchedPoint::snapshot`] takes one, a [`Decision::Restore`]
+/// puts it back. It is valid only inside the [`run_snapshots`] that took it, and only while
+/// the execution has not gone back past the point where it was taken (the search restores only
+/// the states on its path, each of which is an ancestor of the current one).
+pub struct Snapshot {
+    objs: Vec<u64>,
+    locks: Vec<u8>,
+    finished: u32,
+    shared: u64,
+    last: usize,
+    steps: u64,
+    epoch: u32,
+    tasks: Vec<TaskSave>,
+    heap: Box<[u8]>,
+}
+
+impl Snapshot {
+    /// The bytes this snapshot holds that `prev` (the snapshot it shared stacks with) does not.
+    pub fn bytes_beyond(&self, prev: Option<&Snapshot>) -> usize {
+        let shared = |i: usize, c: &Rc<StackCopy>| {
+            prev.and_then(|p| p.tasks.get(i)).and_then(|t| t.stack.as_ref()).is_some_and(|d| Rc::ptr_eq(c, d))
+        };
+        let stacks: usize = self
+            .tasks
+            .iter()
+            .enumerate()
+            .filter_map(|(i, t)| t.stack.as_ref().filter(|c| !shared(i, c)).map(|c| c.bytes.len()))
+            .sum();
+        core::mem::size_of::<Self>()
+            + self.heap.len()
+            + self.objs.len() * 8
+            + self.locks.len()
+            + self.tasks.len() * core::mem::size_of::<TaskSave>()
+            + stacks
+    }
+}
+
+impl SchedPoint<'_> {
+    /// A snapshot of the execution here. Stacks of tasks that have not run since `prev` was
+    /// taken are shared with it, not copied.
+    pub fn snapshot(&self, prev: Option<&Snapshot>) -> Snapshot {
+        let r = self.rt;
+        assert!(r.snap, "stateful runtime: snapshots are taken only inside run_snapshots");
+        let tasks = r
+            .tasks
+            .iter()
+            .enumerate()
+            .map(|(i, slot)| {
+                let (co, stack) = match &slot.co {
+                    None => (None, None),
+                    Some(co) => {
+                        // SAFETY: a bitwise copy of the handle, kept as `MaybeUninit` and so never
+                        // dropped; the slot's handle keeps owning the stack.
+                        let bits = core::mem::MaybeUninit::new(unsafe { ptr::read(co) });
+                        let shared = prev
+                            .and_then(|p| p.tasks.get(i))
+                            .and_then(|t| t.stack.as_ref())
+                            .filter(|c| c.version == slot.version && c.low == slot.low)
+                            .cloned();
+                        let copy = shared.unwrap_or_else(|| {
+                            // SAFETY: the task is suspended, and its stack is mapped from below
+                            // `low` to `top`; nothing writes it while we read.
+                            let bytes =
+                                unsafe { core::slice::from_raw_parts(slot.low as *const u8, slot.top - slot.low) };
+                            Rc::new(StackCopy { version: slot.version, low: slot.low, bytes: bytes.into() })
+                        });
+                        (Some(bits), Some(copy))
+                    }
+                };
+                TaskSave {
+                    op: slot.op,
+                    token: slot.token,
+                    local: slot.local,
+                    yielder: slot.yielder,
+                    top: slot.top,
+                    low: slot.low,
+                    co,
+                    stack,
+                }
+            })
+            .collect();
+        let (base, len) = arena::used();
+        // SAFETY: the arena's used bytes (no task runs while we read them).
+        let heap = if len == 0 {
+            Box::default()
+        } else {
+            unsafe { core::slice::from_raw_parts(base as *const u8, len) }.into()
+        };
+        Snapshot {
+            objs: r.objs.clone(),
+            locks: r.locks.clone(),
+            finished: r.finished,
+            shared: r.shared,
+            last: r.last,
+            steps: r.steps,
+            epoch: r.epoch,
+            tasks,
+            heap,
+        }
+    }
+}
+
+/// What a [`SnapChooser`] does at a scheduling point.
+pub enum Decision<'s> {
+    /// Run this enabled task's next step.
+    Run(TaskId),
+    /// Put the execution back as it was when the snapshot was taken, then run this task
+    /// (enabled there).
+    Restore(&'s Snapshot, TaskId),
+    /// End the execution here.
+    Stop,
+}
+
+/// The chooser of [`run_snapshots`]: it decides every scheduling point (every task suspended,
+/// on the scheduler's stack) and, where no task is enabled, how the execution ended.
+pub trait SnapChooser {
+    fn choose<'s>(&'s mut self, point: &SchedPoint<'_>) -> Decision<'s>;
+    fn ended<'s>(&'s mut self, point: &SchedPoint<'_>, end: &RunEnd) -> Decision<'s>;
+}
+
+/// Puts the execution back as `s` holds it.
+///
+/// # Safety
+/// `rt` is the live runtime of the execution that took `s`, in the scheduler (every task
+/// suspended), and `s` was taken at an ancestor of the current state (every task it knows is
+/// a task now, on the same stack).
+unsafe fn restore(rt: *mut Rt, s: &Snapshot) {
+    let r = &mut *rt;
+    assert!(r.epoch == s.epoch && s.tasks.len() <= r.tasks.len(), "stateful runtime: a snapshot of another execution");
+    // Tasks spawned since: their stacks go back to the pool, without unwinding (what they own
+    // is in the arena, which the restore rolls back, or counted by the chooser).
+    while r.tasks.len() > s.tasks.len() {
+        let slot = r.tasks.pop().expect("a task");
+        if let Some(mut co) = slot.co {
+            co.force_reset();
+            r.stacks.push(co.into_stack());
+        }
+        if let Some(st) = slot.retired {
+            r.stacks.push(st);
+        }
+    }
+    for (slot, save) in r.tasks.iter_mut().zip(&s.tasks) {
+        if let Some(bits) = &save.co {
+            // The saved handle takes over the stack from whoever holds it now.
+            if let Some(co) = slot.co.take() {
+                core::mem::forget(co);
+            } else if let Some(st) = slot.retired.take() {
+                core::mem::forget(st);
+            }
+            slot.co = Some(ptr::read(bits.as_ptr()));
+            let copy = save.stack.as_ref().expect("a live task's stack copy");
+            if slot.version != copy.version {
+                ptr::copy_nonoverlapping(copy.bytes.as_ptr(), copy.low as *mut u8, copy.bytes.len());
+                slot.version = copy.version;
+            }
+        }
+        slot.op = save.op;
+        slot.token = save.token;
+        slot.local = save.local;
+        slot.yielder = save.yielder;
+        slot.top = save.top;
+        slot.low = save.low;
+    }
+    if !r.restore_keeps_objects || r.objs.len() != s.objs.len() {
+        r.objs.clone_from(&s.objs);
+        r.shared = s.shared;
+    }
+    r.locks.clone_from(&s.locks);
+    r.finished = s.finished;
+    r.last = s.last;
+    r.steps = s.steps;
+    r.next = None;
+    r.cur = NO_TASK;
+    let (base, _) = arena::used();
+    if !s.heap.is_empty() {
+        ptr::copy_nonoverlapping(s.heap.as_ptr(), base as *mut u8, s.heap.len());
+    }
+    arena::reset(s.heap.len());
+}
+
+/// [`run`] for a search that snapshots executions instead of replaying them: every scheduling
+/// point is the scheduler's (all tasks suspended), where `chooser` may take a snapshot
+/// ([`SchedPoint::snapshot`]) or go back to one ([`Decision::Restore`]), and an execution's end
+/// is the chooser's to continue from ([`SnapChooser::ended`]). The tasks' code allocates in
+/// the execution arena, so the process must use [`super::arena::ArenaAlloc`] (it panics
+/// otherwise). No symmetry.
+///
+/// Returns how the execution ended when the chooser stopped it (`Deadlock { blocked: 0 }` if
+/// it stopped where tasks could still run: see [`RunEnd`]).
+pub fn run_snapshots<F: FnOnce() + 'static>(pool: &mut StackPool, body: F, chooser: &mut dyn SnapChooser) -> RunEnd {
+    let rt = begin(pool, None, true);
+    let guard = Teardown { rt, pool };
+    // SAFETY: the runtime is live (thread-local set) and unborrowed.
+    let end = unsafe {
+        let slot = new_task(rt, 0, body);
+        (&mut *rt).tasks.push(slot);
+        schedule_snapshots(rt, chooser)
+    };
+    drop(guard);
+    end
+}
+
+/// How the execution stands where no task is enabled.
+fn end_here(r: &Rt) -> RunEnd {
+    let all = if r.tasks.len() == 32 { u32::MAX } else { (1u32 << r.tasks.len()) - 1 };
+    if r.finished == all {
+        RunEnd::AllFinished
+    } else {
+        RunEnd::Deadlock { blocked: all & !r.finished }
+    }
+}
+
+/// The scheduler loop of [`run_snapshots`].
+///
+/// # Safety
+/// `rt` is the live runtime and unborrowed.
+unsafe fn schedule_snapshots(rt: *mut Rt, chooser: &mut dyn SnapChooser) -> RunEnd {
+    loop {
+        let enabled = (*rt).enabled_mask();
+        let (t, restored) = {
+            let p = SchedPoint { rt: &*rt, enabled };
+            let end = (enabled == 0).then(|| end_here(&*rt));
+            let d = match &end {
+                Some(e) => chooser.ended(&p, e),
+                None => chooser.choose(&p),
+            };
+            match d {
+                Decision::Stop => return end.unwrap_or(RunEnd::Deadlock { blocked: 0 }),
+                Decision::Run(t) => (t, false),
+                Decision::Restore(s, t) => {
+                    restore(rt, s);
+                    (t, true)
+                }
+            }
+        };
+        let enabled = if restored { (*rt).enabled_mask() } else { enabled };
+        if t >= MAX_TASKS || enabled & (1 << t) == 0 {
+            bad_choice(t, enabled);
+        }
+        (*rt).steps += 1;
+        (*rt).cur = t;
+        (*rt).last = t;
+        (*rt).vclock += 1;
+        (&mut *rt).tasks[t].version = (*rt).vclock;
+        let mut co = (&mut *rt).tasks[t].co.take().expect("stateful runtime: resumed a finished task");
+        let res = {
+            let _heap = arena::ArenaOn::new();
+            co.resume(())
+        };
+        (*rt).cur = NO_TASK;
+        match res {
+            CoroutineResult::Yield(()) => (&mut *rt).tasks[t].co = Some(co),
+            CoroutineResult::Return(exit) => {
+                (&mut *rt).tasks[t].retired = Some(co.into_stack());
                 (*rt).finished |= 1 << t;
                 if let Exit::Panicked(p) = exit {
                     return RunEnd::Panicked { task: t, message: panic_message(&*p) };
@@ -1312,6 +1671,18 @@ impl StackPool {
 }
 
 impl StackPool {
+    /// Seeds a defect in snapshots, for the test that shows the soundness tests catch one: a
+    /// restore leaves the shared objects' values as they are.
+    #[doc(hidden)]
+    pub fn seed_snapshot_defect_keep_objects(&mut self) {
+        let rt = *self.rt.get_or_insert_with(|| {
+            // SAFETY: as in `set_symmetry`.
+            unsafe { NonNull::new_unchecked(Box::into_raw(Box::new(Rt::new(self.stack_size)))) }
+        });
+        // SAFETY: the pool owns the block between runs.
+        unsafe { (*rt.as_ptr()).restore_keeps_objects = true };
+    }
+
     /// Seeds a defect in the symmetry reduction, for the test that shows the exact oracle
     /// catches it: under symmetry the body joins the other tasks one after another, in a fixed
     /// order no renaming keeps (what the runtime did before `join_all`).

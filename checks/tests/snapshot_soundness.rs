@@ -1,0 +1,146 @@
+//! Snapshots change nothing but the cost of a transition (docs/model.md, "Snapshots").
+//!
+//! * Every shipped scenario with at most 6 threads and 150,000 states, searched by the stateful engine with
+//!   snapshots and without (the same other reductions): the same completeness, states,
+//!   transitions, executions, coverage counts, violations counted and first violations, and
+//!   the same counterexample. The depth-first search is the same search either way; only how
+//!   it goes back to a state differs, so every figure must be equal, not just the verdict.
+//! * The same with a snapshot budget of one byte, on the files with up to 50,000 states: the
+//!   search keeps only its first snapshot and goes back to every other state by restoring that
+//!   one and replaying the path from it.
+//! * The mutant self-tests: `ReductionDefect::SnapshotForgetsGhost` (a restore leaves the online
+//!   monitors as the last execution left them) and `SnapshotForgetsObjects` (a restore leaves
+//!   the shared objects' values) each change the outcome of shipped scenarios, and the
+//!   comparison above catches them.
+
+use std::path::Path;
+
+use mmcheck::engine::{Engine, Explore, Options, Outcome, Reduce, ReductionDefect};
+use mmcheck::scenario;
+
+mod common;
+
+const ENGINE: Engine = Engine::Stateful { max_states: Some(150_000) };
+
+/// Why the two outcomes differ, if they do.
+fn differ(snap: &Outcome, replay: &Outcome) -> Option<String> {
+    let (s, r) = (snap.stats.expect("stateful stats"), replay.stats.expect("stateful stats"));
+    let key = |o: &Outcome, st: &mmcheck::engine::StateStats| {
+        format!(
+            "error {:?}, complete {}, states {}, transitions {}, executions {}, found {:?}, violated {:?}, first {:?}, coverage {:?}",
+            o.error,
+            o.complete,
+            st.states,
+            st.transitions,
+            o.executions,
+            o.found.as_ref().map(|f| (f.trace.len(), format!("{:?}", f.replay))),
+            o.violated,
+            o.first_violation,
+            o.coverage,
+        )
+    };
+    let (a, b) = (key(snap, &s), key(replay, &r));
+    (a != b).then(|| format!("snapshots: {a}\nreplays:   {b}"))
+}
+
+fn explore(sc: &scenario::Scenario, reduce: Reduce, cap: Option<usize>) -> Outcome {
+    sc.spec.explore(ENGINE, &Options { reduce, snapshot_cap: cap, ..Options::default() })
+}
+
+/// The shipped scenarios the comparison runs on, with their paths for messages.
+fn scenarios() -> Vec<(String, scenario::Scenario)> {
+    let mut out = Vec::new();
+    for f in scenario::collect_files(&common::scenarios_dir()).unwrap() {
+        if f.components().any(|c| c.as_os_str() == "heavy") {
+            continue;
+        }
+        let sc = scenario::load(&f).unwrap_or_else(|e| panic!("{e}"));
+        if sc.spec.tasks() > 6 {
+            continue;
+        }
+        let rel = f.strip_prefix(common::scenarios_dir()).unwrap_or(Path::new("?")).display().to_string();
+        out.push((rel, sc));
+    }
+    out
+}
+
+#[test]
+fn snapshots_change_no_figure_of_a_shipped_scenario() {
+    let (mut compared, mut capped) = (0, 0);
+    for (rel, sc) in scenarios() {
+        // Whether snapshots apply is known before the search.
+        let probe = sc.spec.explore(Engine::Stateful { max_states: Some(1) }, &Options::default());
+        if probe.stats.expect("stateful stats").snapshot_not_applied.is_some() {
+            continue;
+        }
+        let on = explore(&sc, Reduce::default(), None);
+        let st = on.stats.expect("stateful stats");
+        if st.snapshot_not_applied.is_some() {
+            // Symmetry applies (or the file checks a lasso invariant): the search replays, as
+            // without snapshots; nothing to compare.
+            continue;
+        }
+        assert!(st.reductions.contains("snapshot"), "{rel}: {}", st.reductions);
+        if !on.complete && on.found.is_none() {
+            // Larger than the budget: the replaying search of the same part would take minutes.
+            continue;
+        }
+        assert_eq!(st.replayed_steps, 0, "{rel}: a search with every snapshot replays nothing");
+        let off = explore(&sc, Reduce { snapshot: false, ..Reduce::default() }, None);
+        if let Some(why) = differ(&on, &off) {
+            panic!("{rel}: snapshots changed the search:\n{why}");
+        }
+        compared += 1;
+        if st.states <= 50_000 {
+            let tight = explore(&sc, Reduce::default(), Some(1));
+            let tst = tight.stats.expect("stateful stats");
+            assert!(
+                tst.restores == 0 || tst.replayed_steps > 0,
+                "{rel}: with a one-byte budget, going back replays from the first snapshot"
+            );
+            if let Some(why) = differ(&tight, &off) {
+                panic!("{rel}: snapshots with a one-byte budget changed the search:\n{why}");
+            }
+            capped += 1;
+        }
+    }
+    eprintln!("compared {compared} scenarios, {capped} of them with a one-byte snapshot budget too");
+    assert!(compared >= 40 && capped >= 30, "compared {compared}, capped {capped}");
+}
+
+/// The seeded defect changes the outcome of at least `want` shipped scenarios (it is caught by
+/// the comparison above), and breaks nothing else.
+fn defect_is_caught(defect: ReductionDefect, want: usize) {
+    let mut caught = Vec::new();
+    for (rel, sc) in scenarios() {
+        let probe = sc.spec.explore(Engine::Stateful { max_states: Some(1) }, &Options::default());
+        if probe.stats.expect("stateful stats").snapshot_not_applied.is_some() {
+            continue;
+        }
+        let seeded = explore(&sc, Reduce { defect: Some(defect), ..Reduce::default() }, None);
+        if seeded.stats.expect("stateful stats").snapshot_not_applied.is_some()
+            || (!seeded.complete && seeded.found.is_none())
+        {
+            continue;
+        }
+        let off = explore(&sc, Reduce { snapshot: false, ..Reduce::default() }, None);
+        if differ(&seeded, &off).is_some() {
+            caught.push(rel);
+        }
+        if caught.len() >= want {
+            break;
+        }
+    }
+    eprintln!("{defect:?} changed: {caught:?}");
+    assert!(caught.len() >= want, "{defect:?} changed only {caught:?}");
+}
+
+#[test]
+fn a_restore_that_forgets_the_ghost_is_caught() {
+    defect_is_caught(ReductionDefect::SnapshotForgetsGhost, 5);
+}
+
+#[test]
+fn a_restore_that_forgets_the_objects_is_caught() {
+    defect_is_caught(ReductionDefect::SnapshotForgetsObjects, 5);
+}
