@@ -73,15 +73,7 @@ fn opts(reduce: Reduce) -> Options {
 #[test]
 fn symmetry_changes_no_verdict_of_a_shipped_scenario() {
     let (mut compared, mut reduced_ones) = (0, 0);
-    for f in scenario::collect_files(&common::scenarios_dir()).unwrap() {
-        if f.components().any(|c| c.as_os_str() == "heavy") {
-            continue;
-        }
-        let sc = scenario::load(&f).unwrap_or_else(|e| panic!("{e}"));
-        if sc.spec.tasks() > 6 {
-            continue;
-        }
-        let rel = f.strip_prefix(common::scenarios_dir()).unwrap_or(Path::new("?")).display().to_string();
+    for (rel, sc) in common::small_scenarios(6) {
         compared += 1;
         // Whether any reduction applies is known before the search: where none does, the
         // reduced search is the unreduced one and there is nothing to compare.

@@ -13,8 +13,6 @@
 //!   the shared objects' values) each change the outcome of shipped scenarios, and the
 //!   comparison above catches them.
 
-use std::path::Path;
-
 use mmcheck::engine::{Engine, Explore, Options, Outcome, Reduce, ReductionDefect};
 use mmcheck::scenario;
 
@@ -47,27 +45,10 @@ fn explore(sc: &scenario::Scenario, reduce: Reduce, cap: Option<usize>) -> Outco
     sc.spec.explore(ENGINE, &Options { reduce, snapshot_cap: cap, ..Options::default() })
 }
 
-/// The shipped scenarios the comparison runs on, with their paths for messages.
-fn scenarios() -> Vec<(String, scenario::Scenario)> {
-    let mut out = Vec::new();
-    for f in scenario::collect_files(&common::scenarios_dir()).unwrap() {
-        if f.components().any(|c| c.as_os_str() == "heavy") {
-            continue;
-        }
-        let sc = scenario::load(&f).unwrap_or_else(|e| panic!("{e}"));
-        if sc.spec.tasks() > 6 {
-            continue;
-        }
-        let rel = f.strip_prefix(common::scenarios_dir()).unwrap_or(Path::new("?")).display().to_string();
-        out.push((rel, sc));
-    }
-    out
-}
-
 #[test]
 fn snapshots_change_no_figure_of_a_shipped_scenario() {
     let (mut compared, mut capped) = (0, 0);
-    for (rel, sc) in scenarios() {
+    for (rel, sc) in common::small_scenarios(6) {
         // Whether snapshots apply is known before the search.
         let probe = sc.spec.explore(Engine::Stateful { max_states: Some(1) }, &Options::default());
         if probe.stats.expect("stateful stats").snapshot_not_applied.is_some() {
@@ -112,7 +93,7 @@ fn snapshots_change_no_figure_of_a_shipped_scenario() {
 /// the comparison above), and breaks nothing else.
 fn defect_is_caught(defect: ReductionDefect, want: usize) {
     let mut caught = Vec::new();
-    for (rel, sc) in scenarios() {
+    for (rel, sc) in common::small_scenarios(6) {
         let probe = sc.spec.explore(Engine::Stateful { max_states: Some(1) }, &Options::default());
         if probe.stats.expect("stateful stats").snapshot_not_applied.is_some() {
             continue;

@@ -167,16 +167,37 @@ impl<M: Checked> Runner<M> {
     ) -> (RunEnd, Option<M::Final>) {
         self.executions += 1;
         self.ghost.reset(mode, record);
-        let (cfg, ghost, fin) = (Arc::clone(&self.cfg), Arc::clone(&self.ghost), Arc::clone(&self.fin));
-        let body = move || {
-            let ran = run::<M, Stateful<StatefulGhost<M>>>(&cfg, ghost, &Start::default());
-            *fin.lock().unwrap_or_else(|e| e.into_inner()) = Some(ran.fin);
-        };
+        let body = self.body();
         let g = Arc::clone(&self.ghost);
         let mut ch = |p: &SchedPoint<'_>| chooser(p, &g);
         let end = stateful::run(&mut self.pool, body, &mut ch);
         let fin = self.fin.lock().unwrap_or_else(|e| e.into_inner()).take();
         (end, fin)
+    }
+
+    /// An execution's body (task 0): the model's `run` on the stateful platform, leaving its
+    /// final state in `fin`.
+    fn body(&self) -> impl FnOnce() + 'static {
+        let (cfg, ghost, fin) = (Arc::clone(&self.cfg), Arc::clone(&self.ghost), Arc::clone(&self.fin));
+        move || {
+            let ran = run::<M, Stateful<StatefulGhost<M>>>(&cfg, ghost, &Start::default());
+            *fin.lock().unwrap_or_else(|e| e.into_inner()) = Some(ran.fin);
+        }
+    }
+}
+
+/// Calls the progress callback, at most every 200 ms.
+fn report_progress(opts: &Options, last: &mut Instant, start: Instant, executions: u64, states: u64, depth: usize) {
+    if let Some(p) = &opts.progress {
+        if last.elapsed() >= Duration::from_millis(200) {
+            *last = Instant::now();
+            p(&Progress {
+                executions,
+                seconds: start.elapsed().as_secs_f64(),
+                states: Some(states),
+                depth: Some(depth),
+            });
+        }
     }
 }
 
@@ -1242,17 +1263,15 @@ impl<M: Checked> SnapSearch<'_, '_, M> {
             st.stopped_by = Some("time limit");
             return Decision::Stop;
         }
-        if let Some(p) = &self.opts.progress {
-            if self.last_progress.elapsed() >= Duration::from_millis(200) {
-                self.last_progress = Instant::now();
-                p(&Progress {
-                    executions: self.executions + self.restores,
-                    seconds: self.start.elapsed().as_secs_f64(),
-                    states: Some(st.states()),
-                    depth: Some(st.frames.len().max(st.pframes.len())),
-                });
-            }
-        }
+        let depth = st.frames.len().max(st.pframes.len());
+        report_progress(
+            self.opts,
+            &mut self.last_progress,
+            self.start,
+            self.executions + self.restores,
+            st.states(),
+            depth,
+        );
         if !st.backtrack() {
             return Decision::Stop;
         }
@@ -1351,17 +1370,15 @@ impl<M: Checked> Search<'_, M> {
     }
 
     fn progress(&mut self) {
-        if let Some(p) = &self.opts.progress {
-            if self.last_progress.elapsed() >= Duration::from_millis(200) {
-                self.last_progress = Instant::now();
-                p(&Progress {
-                    executions: self.runner.executions,
-                    seconds: self.start.elapsed().as_secs_f64(),
-                    states: Some(self.st.states()),
-                    depth: Some(self.st.prefix.len() + self.st.frames.len().max(self.st.pframes.len())),
-                });
-            }
-        }
+        let depth = self.st.prefix.len() + self.st.frames.len().max(self.st.pframes.len());
+        report_progress(
+            self.opts,
+            &mut self.last_progress,
+            self.start,
+            self.runner.executions,
+            self.st.states(),
+            depth,
+        );
     }
 
     // ---------------------------------------------------------------- depth-first search
@@ -1471,11 +1488,7 @@ impl<M: Checked> Search<'_, M> {
         };
         runner.executions += 1;
         runner.ghost.reset(Mode::Explore, false);
-        let (cfg, ghost, fin) = (Arc::clone(&runner.cfg), Arc::clone(&runner.ghost), Arc::clone(&runner.fin));
-        let body = move || {
-            let ran = run::<M, Stateful<StatefulGhost<M>>>(&cfg, ghost, &Start::default());
-            *fin.lock().unwrap_or_else(|e| e.into_inner()) = Some(ran.fin);
-        };
+        let body = runner.body();
         let end = stateful::run_snapshots(&mut runner.pool, body, &mut ch);
         let (steps, replayed, restores, peak) = (ch.steps, ch.replayed, ch.restores, ch.peak);
         self.last_progress = ch.last_progress;
