@@ -54,6 +54,7 @@
 //! small count.
 
 use std::collections::BTreeMap;
+use std::hash::{Hash, Hasher};
 
 use mmmodel::event::{Event as Ev, KernelEvent as K, Wq, NUMA_NO_NODE};
 use mmmodel::ghost::Pid;
@@ -795,7 +796,9 @@ enum AfterEnqueue {
 
 /// One task's wait: its decision to wait, its queue, its sleep. Every field is cleared when
 /// the part of the wait it belongs to ends, so a task that is not waiting is `Waiter::default()`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+/// (`Hash` is by hand, over [`Waiter::packed`]: the stateful engine hashes every task's
+/// `Waiter` at every new state, and the derived form wrote a dozen words a task.)
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 struct Waiter {
     /// The owner its failed cmpxchg saw (NUMA_NO_NODE for a congestion check that said
     /// "congested"); from the decision to the task's next `spin_lock(tree_lock)`, which ends
@@ -819,7 +822,10 @@ struct Waiter {
 }
 
 /// The online form of every kswapd-stall invariant and of `slept-after-release` (module docs).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+/// (`Hash` is by hand: the fields packed into a few words, see [`Waiter`]; so is `Clone`, for
+/// a `clone_from` that keeps the tasks' vector: the stateful engine saves and restores this
+/// state at every snapshot.)
+#[derive(Debug, Default, PartialEq, Eq)]
 pub struct OnlineState {
     /// kswapd_exclusive as the trace's claims and releases leave it, plus one, so that the
     /// default (0) is NUMA_NO_NODE.
@@ -848,6 +854,111 @@ pub struct OnlineState {
     /// nodes whose last balanced path came after their last set.
     cleared_last: u32,
     balanced_last: u32,
+}
+
+impl Waiter {
+    /// Every field in one word, one-to-one (so that equal packings are equal waiters, and the
+    /// hash below agrees with the derived `Eq`): `decision` in bits 0-8, `released` 9, `queue`
+    /// 10-11, `early` 12, `after` 13-22, `asleep` 23, `stale` 24.
+    fn packed(&self) -> u32 {
+        // Destructured, so that a new field does not compile until it is packed too.
+        let Waiter { decision, released, queue, early, after, asleep, stale } = *self;
+        let decision = decision.map_or(0, |n| 0x100 | n as u8 as u32);
+        let queue = match queue {
+            None => 0,
+            Some(Queue::Contended) => 1,
+            Some(Queue::Congestion) => 2,
+        };
+        let after = match after {
+            AfterEnqueue::Nothing => 0,
+            AfterEnqueue::Released { waker } => 1 | (waker as u32) << 2,
+            AfterEnqueue::Scanned { woken } => 2 | (woken as u32) << 2,
+        };
+        decision
+            | (released as u32) << 9
+            | queue << 10
+            | (early as u32) << 12
+            | after << 13
+            | (asleep as u32) << 23
+            | (stale as u32) << 24
+    }
+}
+
+impl Hash for Waiter {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        state.write_u32(self.packed());
+    }
+}
+
+impl Clone for OnlineState {
+    fn clone(&self) -> Self {
+        let mut s = OnlineState::default();
+        s.clone_from(self);
+        s
+    }
+    fn clone_from(&mut self, source: &Self) {
+        // Destructured, so that a new field does not compile until it is copied too.
+        let OnlineState {
+            owner_plus_one,
+            balanced,
+            trylock_failed,
+            stalled,
+            wb_delta,
+            wb_zeroed,
+            tasks,
+            await_scan_contended,
+            await_scan_congestion,
+            forever_owners,
+            cleared_last,
+            balanced_last,
+        } = source;
+        self.owner_plus_one = *owner_plus_one;
+        self.balanced = *balanced;
+        self.trylock_failed = *trylock_failed;
+        self.stalled = *stalled;
+        self.wb_delta = *wb_delta;
+        self.wb_zeroed = *wb_zeroed;
+        self.tasks.clone_from(tasks);
+        self.await_scan_contended = *await_scan_contended;
+        self.await_scan_congestion = *await_scan_congestion;
+        self.forever_owners = *forever_owners;
+        self.cleared_last = *cleared_last;
+        self.balanced_last = *balanced_last;
+    }
+}
+
+impl Hash for OnlineState {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        // Destructured, so that a new field does not compile until it is hashed too.
+        let OnlineState {
+            owner_plus_one,
+            balanced,
+            trylock_failed,
+            stalled,
+            wb_delta,
+            wb_zeroed,
+            tasks,
+            await_scan_contended,
+            await_scan_congestion,
+            forever_owners,
+            cleared_last,
+            balanced_last,
+        } = self;
+        let pair = |a: u32, b: u32| (a as u64) << 32 | b as u64;
+        state.write_u64(
+            *owner_plus_one as u8 as u64
+                | (*wb_delta as u8 as u64) << 8
+                | (*wb_zeroed as u64) << 16
+                | (tasks.len() as u64) << 32,
+        );
+        state.write_u64(pair(*balanced, *trylock_failed));
+        state.write_u64(pair(*stalled, *await_scan_contended));
+        state.write_u64(pair(*await_scan_congestion, *forever_owners));
+        state.write_u64(pair(*cleared_last, *balanced_last));
+        for two in tasks.chunks(2) {
+            state.write_u64(pair(two[0].packed(), two.get(1).map_or(0, Waiter::packed)));
+        }
+    }
 }
 
 impl OnlineState {

@@ -189,6 +189,18 @@ impl<M: Checked> StatefulGhost<M> {
         }
     }
 
+    /// [`StatefulGhost::save`] into an earlier save no longer wanted (its vectors keep their
+    /// room).
+    pub fn save_into(&self, into: &mut GhostSave<M>) {
+        let g = self.lock();
+        into.online.clone_from(&g.online);
+        into.finished = g.finished;
+        into.sleeping = g.sleeping;
+        into.aborted = g.aborted;
+        into.mutation_reached = g.mutation_reached;
+        into.loops.clone_from(&g.loops);
+    }
+
     /// Back to a saved ghost, exploring (with nothing found and no footprint yet).
     pub fn restore(&self, s: &GhostSave<M>) {
         let mut g = self.lock();

@@ -1209,6 +1209,8 @@ struct SnapSearch<'x, 'a, M: Checked> {
     cfg: Arc<M::Config>,
     fin: Arc<Mutex<Option<M::Final>>>,
     snaps: Vec<Snap<M>>,
+    /// Snapshots popped off the path, whose room the next ones reuse.
+    spare: Vec<Snap<M>>,
     /// The snapshots' bytes, their peak, and the most they may take: past it, a state gets no
     /// snapshot, and going back to it restores the deepest snapshot above it and replays the
     /// path from there (the choices left in `replay`, from `next`).
@@ -1278,6 +1280,7 @@ impl<M: Checked> SnapSearch<'_, '_, M> {
         let depth = if st.por { st.pframes.len() } else { st.frames.len() };
         while let Some(s) = self.snaps.pop_if(|s| s.depth > depth) {
             self.bytes -= s.bytes;
+            self.spare.push(s);
         }
         let snap = self.snaps.last().expect("the first state with a transition left has a snapshot");
         // From the snapshot's state: its chosen transition and those of the states after it on
@@ -1335,12 +1338,21 @@ impl<M: Checked> SnapChooser for SnapSearch<'_, '_, M> {
         let todo = if self.st.por { self.st.pframes[depth].todo } else { self.st.frames[depth].todo };
         if todo != 0 && (self.snaps.is_empty() || self.bytes < self.cap) {
             let prev = self.snaps.last().map(|s| &s.rt);
-            let rt = p.snapshot(prev);
-            let bytes = rt.bytes_beyond(prev);
-            self.bytes += bytes;
-            self.peak = self.peak.max(self.bytes);
             let counts = self.counts();
-            self.snaps.push(Snap { depth: depth + 1, bytes, rt, ghost: g.save(), counts });
+            let mut snap = match self.spare.pop() {
+                Some(mut s) => {
+                    g.save_into(&mut s.ghost);
+                    s
+                }
+                None => Snap { depth: 0, bytes: 0, rt: Snapshot::default(), ghost: g.save(), counts },
+            };
+            p.snapshot_into(prev, &mut snap.rt);
+            snap.bytes = snap.rt.bytes_beyond(prev);
+            snap.depth = depth + 1;
+            snap.counts = counts;
+            self.bytes += snap.bytes;
+            self.peak = self.peak.max(self.bytes);
+            self.snaps.push(snap);
         }
         self.steps += 1;
         Decision::Run(t)
@@ -1473,6 +1485,7 @@ impl<M: Checked> Search<'_, M> {
             cfg: Arc::clone(&runner.cfg),
             fin: Arc::clone(&runner.fin),
             snaps: Vec::new(),
+            spare: Vec::new(),
             bytes: 0,
             peak: 0,
             cap,

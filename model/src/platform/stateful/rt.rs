@@ -958,8 +958,11 @@ pub fn tagged<R>(tag: SymTag, f: impl FnOnce() -> R) -> R {
 }
 
 /// Bytes below a suspended task's last frame that its suspension may have used (the context
-/// switch's saved registers): a snapshot copies them too.
-const SUSPEND_MARGIN: usize = 2048;
+/// switch's saved registers): a snapshot copies them too. Measured on x86-64 (the saved stack
+/// pointer in corosensei's handle, against the address of `yield_point`'s marker, on every
+/// shipped stateful scenario): 40 bytes. The margin is over twelve times that; it was 2,048
+/// bytes, two thirds of every stack copy (docs/performance.md, "Snapshots").
+const SUSPEND_MARGIN: usize = 512;
 
 /// A task's slot, with its coroutine on a pooled stack.
 ///
@@ -1149,7 +1152,7 @@ unsafe fn schedule(rt: *mut Rt) -> RunEnd {
 struct StackCopy {
     version: u64,
     low: usize,
-    bytes: Box<[u8]>,
+    bytes: Vec<u8>,
 }
 
 /// One task as a snapshot keeps it.
@@ -1172,6 +1175,7 @@ struct TaskSave {
 /// puts it back. It is valid only inside the [`run_snapshots`] that took it, and only while
 /// the execution has not gone back past the point where it was taken (the search restores only
 /// the states on its path, each of which is an ancestor of the current one).
+#[derive(Default)]
 pub struct Snapshot {
     objs: Vec<u64>,
     locks: Vec<u8>,
@@ -1181,7 +1185,7 @@ pub struct Snapshot {
     steps: u64,
     epoch: u32,
     tasks: Vec<TaskSave>,
-    heap: Box<[u8]>,
+    heap: Vec<u8>,
 }
 
 impl Snapshot {
@@ -1209,64 +1213,78 @@ impl SchedPoint<'_> {
     /// A snapshot of the execution here. Stacks of tasks that have not run since `prev` was
     /// taken are shared with it, not copied.
     pub fn snapshot(&self, prev: Option<&Snapshot>) -> Snapshot {
+        let mut s = Snapshot::default();
+        self.snapshot_into(prev, &mut s);
+        s
+    }
+
+    /// [`SchedPoint::snapshot`] into `into`, an earlier snapshot no longer wanted: its vectors
+    /// keep their room, and a stack copy it alone held is reused (the search takes one
+    /// snapshot a new state, and allocating them was a tenth of its time).
+    pub fn snapshot_into(&self, prev: Option<&Snapshot>, into: &mut Snapshot) {
         let r = self.rt;
         assert!(r.snap, "stateful runtime: snapshots are taken only inside run_snapshots");
-        let tasks = r
-            .tasks
-            .iter()
-            .enumerate()
-            .map(|(i, slot)| {
-                let (co, stack) = match &slot.co {
-                    None => (None, None),
-                    Some(co) => {
-                        // SAFETY: a bitwise copy of the handle, kept as `MaybeUninit` and so never
-                        // dropped; the slot's handle keeps owning the stack.
-                        let bits = core::mem::MaybeUninit::new(unsafe { ptr::read(co) });
-                        let shared = prev
-                            .and_then(|p| p.tasks.get(i))
-                            .and_then(|t| t.stack.as_ref())
-                            .filter(|c| c.version == slot.version && c.low == slot.low)
-                            .cloned();
-                        let copy = shared.unwrap_or_else(|| {
-                            // SAFETY: the task is suspended, and its stack is mapped from below
-                            // `low` to `top`; nothing writes it while we read.
-                            let bytes =
-                                unsafe { core::slice::from_raw_parts(slot.low as *const u8, slot.top - slot.low) };
-                            Rc::new(StackCopy { version: slot.version, low: slot.low, bytes: bytes.into() })
-                        });
-                        (Some(bits), Some(copy))
-                    }
-                };
-                TaskSave {
-                    op: slot.op,
-                    token: slot.token,
-                    local: slot.local,
-                    yielder: slot.yielder,
-                    top: slot.top,
-                    low: slot.low,
-                    co,
-                    stack,
+        into.tasks.truncate(r.tasks.len());
+        for (i, slot) in r.tasks.iter().enumerate() {
+            let old = into.tasks.get_mut(i).and_then(|t| t.stack.take());
+            let (co, stack) = match &slot.co {
+                None => (None, None),
+                Some(co) => {
+                    // SAFETY: a bitwise copy of the handle, kept as `MaybeUninit` and so never
+                    // dropped; the slot's handle keeps owning the stack.
+                    let bits = core::mem::MaybeUninit::new(unsafe { ptr::read(co) });
+                    let shared = prev
+                        .and_then(|p| p.tasks.get(i))
+                        .and_then(|t| t.stack.as_ref())
+                        .filter(|c| c.version == slot.version && c.low == slot.low)
+                        .cloned();
+                    let copy = shared.unwrap_or_else(|| {
+                        // SAFETY: the task is suspended, and its stack is mapped from below
+                        // `low` to `top`; nothing writes it while we read.
+                        let bytes = unsafe { core::slice::from_raw_parts(slot.low as *const u8, slot.top - slot.low) };
+                        match old {
+                            Some(mut rc) if Rc::strong_count(&rc) == 1 => {
+                                let c = Rc::get_mut(&mut rc).expect("held alone (no weak handles)");
+                                c.version = slot.version;
+                                c.low = slot.low;
+                                c.bytes.clear();
+                                c.bytes.extend_from_slice(bytes);
+                                rc
+                            }
+                            _ => Rc::new(StackCopy { version: slot.version, low: slot.low, bytes: bytes.to_vec() }),
+                        }
+                    });
+                    (Some(bits), Some(copy))
                 }
-            })
-            .collect();
-        let (base, len) = arena::used();
-        // SAFETY: the arena's used bytes (no task runs while we read them).
-        let heap = if len == 0 {
-            Box::default()
-        } else {
-            unsafe { core::slice::from_raw_parts(base as *const u8, len) }.into()
-        };
-        Snapshot {
-            objs: r.objs.clone(),
-            locks: r.locks.clone(),
-            finished: r.finished,
-            shared: r.shared,
-            last: r.last,
-            steps: r.steps,
-            epoch: r.epoch,
-            tasks,
-            heap,
+            };
+            let save = TaskSave {
+                op: slot.op,
+                token: slot.token,
+                local: slot.local,
+                yielder: slot.yielder,
+                top: slot.top,
+                low: slot.low,
+                co,
+                stack,
+            };
+            match into.tasks.get_mut(i) {
+                Some(t) => *t = save,
+                None => into.tasks.push(save),
+            }
         }
+        let (base, len) = arena::used();
+        into.heap.clear();
+        if len != 0 {
+            // SAFETY: the arena's used bytes (no task runs while we read them).
+            into.heap.extend_from_slice(unsafe { core::slice::from_raw_parts(base as *const u8, len) });
+        }
+        into.objs.clone_from(&r.objs);
+        into.locks.clone_from(&r.locks);
+        into.finished = r.finished;
+        into.shared = r.shared;
+        into.last = r.last;
+        into.steps = r.steps;
+        into.epoch = r.epoch;
     }
 }
 
