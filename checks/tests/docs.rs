@@ -170,37 +170,60 @@ fn skipped(cmd: &str) -> bool {
 
 #[test]
 fn commands_in_the_docs_run_and_print_what_the_docs_quote() {
-    let mut ran = 0;
+    let mut todo = Vec::new();
     for name in ["findings.md", "invariants.md", "scenarios.md", "model.md"] {
         let path = docs().join(name);
         let Ok(text) = std::fs::read_to_string(&path) else { continue };
-        for (cmd, quoted) in quoted_commands(&text) {
-            if skipped(&cmd) {
-                continue;
+        todo.extend(quoted_commands(&text).into_iter().filter(|(cmd, _)| !skipped(cmd)).map(|(c, q)| (name, c, q)));
+    }
+    // The commands run on every core (one of them, a loom search, takes half the test's time);
+    // the outputs are judged in the docs' order.
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(todo.len().max(1));
+    let mut outputs: Vec<Option<(i32, String)>> = vec![None; todo.len()];
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut done = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some((_, cmd, _)) = todo.get(i) else { return done };
+                        done.push((i, run_quoted(cmd)));
+                    }
+                })
+            })
+            .collect();
+        for h in handles {
+            for (i, out) in h.join().expect("a thread running quoted commands") {
+                outputs[i] = Some(out);
             }
-            let (code, out) = run_quoted(&cmd);
-            let expect_fail = quoted.iter().any(|l| l.contains("exit status 1") || l.contains("exit status 2"));
-            if !expect_fail {
-                assert_eq!(code, 0, "docs/{name}: `{cmd}` exited {code}:\n{out}");
-            }
-            for q in quoted.iter().filter(|l| l.starts_with("violated ")) {
-                assert!(out.contains(q.as_str()), "docs/{name}: `{cmd}` no longer prints:\n{q}\nit printed:\n{out}");
-            }
-            // The whole quoted block is what the command prints (timings, replay-token
-            // fingerprints and runs of spaces normalised), then its exit status if not 0.
-            let mut real = out.clone();
-            if code != 0 {
-                real.push_str(&format!("(exit status {code})\n"));
-            }
-            let want = normalise(&quoted.join("\n"));
-            let got = normalise(&real);
-            assert!(
-                want == got,
-                "docs/{name}: the output quoted under `{cmd}` is not what it prints (normalised):\n--- quoted\n{want}\n--- \
-                 printed\n{got}"
-            );
-            ran += 1;
         }
+    });
+    let mut ran = 0;
+    for ((name, cmd, quoted), output) in todo.into_iter().zip(outputs) {
+        let (code, out) = output.expect("every command ran");
+        let expect_fail = quoted.iter().any(|l| l.contains("exit status 1") || l.contains("exit status 2"));
+        if !expect_fail {
+            assert_eq!(code, 0, "docs/{name}: `{cmd}` exited {code}:\n{out}");
+        }
+        for q in quoted.iter().filter(|l| l.starts_with("violated ")) {
+            assert!(out.contains(q.as_str()), "docs/{name}: `{cmd}` no longer prints:\n{q}\nit printed:\n{out}");
+        }
+        // The whole quoted block is what the command prints (timings, replay-token
+        // fingerprints and runs of spaces normalised), then its exit status if not 0.
+        let mut real = out.clone();
+        if code != 0 {
+            real.push_str(&format!("(exit status {code})\n"));
+        }
+        let want = normalise(&quoted.join("\n"));
+        let got = normalise(&real);
+        assert!(
+            want == got,
+            "docs/{name}: the output quoted under `{cmd}` is not what it prints (normalised):\n--- quoted\n{want}\n--- \
+             printed\n{got}"
+        );
+        ran += 1;
     }
     assert!(ran > 0, "no commands found in docs/");
 }
