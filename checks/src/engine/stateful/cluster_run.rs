@@ -345,6 +345,7 @@ fn outs_from(parts: Vec<(u64, Part)>, peers: usize) -> Vec<WorkerOut> {
                 graph: s.graph.then_some(g),
                 memory: s.memory,
                 sent: (s.sent, s.bytes),
+                snapshots: (false, 0, 0),
             }
         })
         .collect()

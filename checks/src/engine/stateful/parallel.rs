@@ -70,6 +70,11 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl Shared {
+    /// How many workers search.
+    pub fn workers(&self) -> usize {
+        self.workers
+    }
+
     pub fn new(workers: usize) -> Self {
         Shared {
             shards: (0..SHARDS).map(|_| Mutex::new(Shard::default())).collect(),

@@ -321,6 +321,8 @@ struct WorkerOut {
     /// In a cluster: the worker's visited table's bytes, and what it sent to other processes.
     memory: u64,
     sent: (u64, u64),
+    /// A lone worker's snapshots: whether it took them, its restores, their peak bytes.
+    snapshots: (bool, u64, u64),
 }
 
 /// Bytes the visited table takes per slot of capacity (key, value, control byte).
@@ -405,8 +407,6 @@ impl<'a, M: Checked> Search<'a, M> {
             Some("symmetry applies (a snapshot does not hold the per-image local hashes)")
         } else if opts.workers > 1 || opts.cluster.is_some() {
             Some("several workers or a cluster (their jobs start by replaying a schedule)")
-        } else if lasso_checked(spec) {
-            Some("a lasso invariant is checked (its graph is recorded by the search of many workers, with one)")
         } else {
             None
         };
@@ -1401,7 +1401,10 @@ impl<M: Checked> Search<'_, M> {
     /// the choices of the states on the search path, then explores new transitions until it
     /// reaches a known state, then runs to its end (fast-forward).
     fn dfs(&mut self) {
-        if self.snapshot_not_applied.is_none() && self.st.shared.is_none() && self.st.prefix.is_empty() {
+        // One worker alone (a lasso invariant's search, which records the graph) snapshots
+        // too: it gives no jobs away, so its path always starts at the initial state.
+        let alone = self.st.shared.as_ref().is_none_or(|sh| sh.workers() == 1) && self.st.owner.is_none();
+        if self.snapshot_not_applied.is_none() && alone && self.st.prefix.is_empty() {
             return self.dfs_snapshots();
         }
         // A job's first execution replays the schedule to the state it starts from.
@@ -1582,6 +1585,7 @@ impl<M: Checked> Search<'_, M> {
                             graph: s.st.graph,
                             memory: 0,
                             sent: (0, 0),
+                            snapshots: (s.snapshotted, s.restores, s.snapshot_bytes),
                         }
                     })
                 })
@@ -1625,6 +1629,9 @@ impl<M: Checked> Search<'_, M> {
             graphs.extend(o.graph);
             self.sent.0 += o.sent.0;
             self.sent.1 += o.sent.1;
+            self.snapshotted |= o.snapshots.0;
+            self.restores += o.snapshots.1;
+            self.snapshot_bytes = self.snapshot_bytes.max(o.snapshots.2);
             self.cluster_memory += o.memory;
         }
         st.shared = Some(shared);
