@@ -5,6 +5,8 @@
 //! their orbits, does not depend on who explores what; partial-order reduction visits every
 //! state too). `progress` is decided by a fair-cycle pass over the graph the workers record.
 //!
+//! The workers search their jobs by snapshots (a job replays its schedule once); a restore that
+//! forgets the online monitors (`ReductionDefect::SnapshotForgetsGhost`) is caught here too.
 //! Two seeded defects in the parallel search show these tests can fail: a job market that
 //! loses a transition it hands over (`ReductionDefect::WorkersLoseGivenTransition`: states
 //! are missed), and workers that record only the transitions into new states
@@ -78,7 +80,7 @@ fn cases() -> Vec<(String, Scenario, Outcome)> {
 #[test]
 fn several_workers_change_no_verdict_and_store_the_same_states() {
     let (mut compared, mut complete, mut progress, mut shared) = (0, 0, 0, 0);
-    let (mut stateful, mut states) = (0, 0);
+    let (mut stateful, mut states, mut snapshotted) = (0, 0, 0);
     for (rel, sc, one) in cases() {
         let engine = sc.engines.iter().copied().find(|e| matches!(e, Engine::Stateful { .. }));
         stateful += usize::from(engine.is_some());
@@ -94,6 +96,8 @@ fn several_workers_change_no_verdict_and_store_the_same_states() {
             assert_eq!(st.workers, workers, "{rel}");
             if many.complete && st.worker_states_min > 0 {
                 shared += 1;
+                // The workers searched their jobs by snapshots (docs/model.md, "Snapshots").
+                snapshotted += usize::from(st.reductions.contains("snapshot") && st.restores > 0);
             }
         }
         compared += 1;
@@ -102,8 +106,9 @@ fn several_workers_change_no_verdict_and_store_the_same_states() {
     }
     eprintln!(
         "{compared} scenarios ({stateful} of the stateful engine, {complete} complete, {progress} checking progress, \
-         {states} states); {shared} runs where every worker stored states"
+         {states} states); {shared} runs where every worker stored states, {snapshotted} of them by snapshots"
     );
+    assert!(snapshotted >= 20, "only {snapshotted} shared searches took snapshots");
     assert!(compared >= 40 && complete >= 20 && progress >= 20, "{compared} {complete} {progress}");
     assert_eq!(stateful, 30, "every shipped file of the stateful engine is compared");
     assert!(shared > 0, "no search was ever shared between workers");
@@ -134,6 +139,23 @@ fn a_market_that_loses_a_given_transition_is_caught() {
     let bad = explore_with(engine, &sc, 2, Some(ReductionDefect::WorkersLoseGivenTransition));
     let why = differ(&bad, &one).expect("the seeded defect went unnoticed");
     assert!(why.contains("states"), "{why}");
+}
+
+/// Workers whose restores forget the online monitors' state (`SnapshotForgetsGhost`, the
+/// snapshot self-test's defect) store other states than one worker: the comparison catches it,
+/// so the workers' snapshots are under test too.
+#[test]
+fn workers_whose_restores_forget_the_ghost_are_caught() {
+    let sc =
+        scenario::load(&common::scenarios_dir().join("kswapd-stall/recheck-direct-reclaim-bdi-stateful.toml")).unwrap();
+    let engine = Engine::Stateful { max_states: Some(250_000) };
+    let one = explore_with(engine, &sc, 1, None);
+    assert!(one.complete);
+    let good = explore_with(engine, &sc, 2, None);
+    assert_eq!(differ(&good, &one), None);
+    let bad = explore_with(engine, &sc, 2, Some(ReductionDefect::SnapshotForgetsGhost));
+    assert!(bad.stats.expect("stats").restores > 0, "the workers took no snapshot");
+    differ(&bad, &one).expect("the seeded defect went unnoticed");
 }
 
 /// Workers that record only the edges into new states see no cycle: the livelock of a shipped

@@ -405,8 +405,8 @@ impl<'a, M: Checked> Search<'a, M> {
             Some("not asked for (reduce without \"snapshot\", or --no-reduce)")
         } else if symmetric || census.is_some() {
             Some("symmetry applies (a snapshot does not hold the per-image local hashes)")
-        } else if opts.workers > 1 || opts.cluster.is_some() {
-            Some("several workers or a cluster (their jobs start by replaying a schedule)")
+        } else if opts.cluster.is_some() {
+            Some("a cluster (its workers start from the states other processes send, each by replaying its schedule)")
         } else {
             None
         };
@@ -1219,6 +1219,8 @@ struct SnapSearch<'x, 'a, M: Checked> {
     cap: usize,
     replay: Vec<u8>,
     next: usize,
+    /// A job's transitions left at the state its schedule (`replay`, from the start) reaches.
+    root: Option<u32>,
     steps: u64,
     replayed: u64,
     restores: u64,
@@ -1264,6 +1266,16 @@ impl<M: Checked> SnapSearch<'_, '_, M> {
         if self.opts.max_duration.is_some_and(|d| self.start.elapsed() >= d) {
             st.stopped_by = Some("time limit");
             return Decision::Stop;
+        }
+        if let Some(sh) = &st.shared {
+            // Another worker stopped the search, or waits for work: give it the transitions
+            // left at the shallowest state of the path (their snapshot stays, unused).
+            if sh.stop.load(std::sync::atomic::Ordering::Relaxed) {
+                return Decision::Stop;
+            }
+            if let Some(job) = st.donate() {
+                st.shared.as_ref().expect("a donation is shared").give(job);
+            }
         }
         let depth = st.frames.len().max(st.pframes.len());
         report_progress(
@@ -1316,7 +1328,11 @@ impl<M: Checked> SnapChooser for SnapSearch<'_, '_, M> {
             let t = self.replay[self.next];
             self.next += 1;
             self.steps += 1;
-            if self.next == self.replay.len() {
+            if self.root.is_some() {
+                // A job's schedule: its last transition was counted by the worker that gave
+                // the job away (`arrive_root` drops its findings).
+                self.replayed += 1;
+            } else if self.next == self.replay.len() {
                 // The last replayed choice is the new transition: its findings count.
                 let _ = self.ghost.take();
                 let _ = self.ghost.take_step();
@@ -1329,7 +1345,15 @@ impl<M: Checked> SnapChooser for SnapSearch<'_, '_, M> {
         let depth = self.depth();
         let mut ff = false;
         let g = Arc::clone(&self.ghost);
-        let t = if self.st.por { self.st.arrive_por(p, &g, &mut ff) } else { self.st.arrive(p, &g, &mut ff) };
+        let t = if let Some(todo) = self.root.take() {
+            self.replay.clear();
+            self.next = 0;
+            self.st.arrive_root(p, &g, todo)
+        } else if self.st.por {
+            self.st.arrive_por(p, &g, &mut ff)
+        } else {
+            self.st.arrive(p, &g, &mut ff)
+        };
         if ff {
             // A known state (or a search that must stop): no tail, straight back.
             return self.back();
@@ -1401,10 +1425,11 @@ impl<M: Checked> Search<'_, M> {
     /// the choices of the states on the search path, then explores new transitions until it
     /// reaches a known state, then runs to its end (fast-forward).
     fn dfs(&mut self) {
-        // One worker alone (a lasso invariant's search, which records the graph) snapshots
-        // too: it gives no jobs away, so its path always starts at the initial state.
-        let alone = self.st.shared.as_ref().is_none_or(|sh| sh.workers() == 1) && self.st.owner.is_none();
-        if self.snapshot_not_applied.is_none() && alone && self.st.prefix.is_empty() {
+        // The workers of one machine snapshot too (a job replays its schedule once, then
+        // searches its subtree by snapshots); a cluster's workers, whose jobs are mostly one
+        // state each, replay.
+        let job = self.st.prefix.is_empty() || (self.st.root.is_some() && !self.st.candidate);
+        if self.snapshot_not_applied.is_none() && self.st.owner.is_none() && job {
             return self.dfs_snapshots();
         }
         // A job's first execution replays the schedule to the state it starts from.
@@ -1481,7 +1506,13 @@ impl<M: Checked> Search<'_, M> {
     /// replays, no tails; the same states, transitions and order.
     fn dfs_snapshots(&mut self) {
         let runner = &mut self.runner;
-        let cap = self.opts.snapshot_cap.unwrap_or((self.st.max_memory / 16).min(1 << 30) as usize);
+        // The workers share the budget.
+        let workers = self.st.shared.as_ref().map_or(1, |sh| sh.workers()).max(1);
+        let cap = self.opts.snapshot_cap.unwrap_or(((self.st.max_memory / 16).min(1 << 30) as usize) / workers);
+        // A job starts by replaying its schedule to the state it was given.
+        let root = self.st.root.take();
+        let replay = if root.is_some() { self.st.prefix.clone() } else { Vec::new() };
+        let mode = if replay.is_empty() { Mode::Explore } else { Mode::Replay };
         let mut ch = SnapSearch {
             st: &mut self.st,
             ghost: Arc::clone(&runner.ghost),
@@ -1492,8 +1523,9 @@ impl<M: Checked> Search<'_, M> {
             bytes: 0,
             peak: 0,
             cap,
-            replay: Vec::new(),
+            replay,
             next: 0,
+            root,
             steps: 0,
             replayed: 0,
             restores: 0,
@@ -1503,7 +1535,7 @@ impl<M: Checked> Search<'_, M> {
             executions: runner.executions,
         };
         runner.executions += 1;
-        runner.ghost.reset(Mode::Explore, false);
+        runner.ghost.reset(mode, false);
         let body = runner.body();
         let end = stateful::run_snapshots(&mut runner.pool, body, &mut ch);
         let (steps, replayed, restores, peak) = (ch.steps, ch.replayed, ch.restores, ch.peak);
@@ -1511,8 +1543,8 @@ impl<M: Checked> Search<'_, M> {
         drop(ch);
         runner.fin.lock().unwrap_or_else(|e| e.into_inner()).take();
         runner.executions += restores;
-        self.restores = restores;
-        self.snapshot_bytes = peak as u64;
+        self.restores += restores;
+        self.snapshot_bytes = self.snapshot_bytes.max(peak as u64);
         self.snapshotted = true;
         self.st.steps_total += steps;
         self.st.steps_replayed += replayed;
