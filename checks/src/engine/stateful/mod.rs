@@ -32,13 +32,23 @@ pub(crate) mod ghost;
 mod parallel;
 mod search;
 pub mod symmetry;
+mod table;
 
 pub use search::available_memory;
 
-/// Bytes of the visited-state table per state stored, at the table's fullest (a hash table
-/// slot holds a 64-bit fingerprint and a 32-bit index, plus a control byte; the table doubles
-/// when it is 7/8 full).
-pub const BYTES_PER_STATE: u64 = search::BYTES_PER_SLOT * 8 / 7 * 2;
+/// Bytes of the visited-state table per state stored, at the table's emptiest (just after it
+/// doubled), for the larger of the two tables: one search's (`table.rs`: a 16-byte slot, a
+/// 64-bit fingerprint beside a 32-bit index, doubling at 3/4 full: 42 bytes) and the workers'
+/// shared one (a hash table slot with a control byte, doubling at 7/8 full: 29 bytes).
+pub const BYTES_PER_STATE: u64 = {
+    let one = table::SLOT_BYTES * 8 / 3;
+    let shared = search::BYTES_PER_SLOT * 8 / 7 * 2;
+    if one > shared {
+        one
+    } else {
+        shared
+    }
+};
 
 use crate::engine::{Engine, Options, Outcome, Reduce};
 use crate::monitor::Checked;

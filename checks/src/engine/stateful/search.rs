@@ -2,7 +2,7 @@
 //! connected components (for fair cycles), then breadth-first passes for the shortest
 //! counterexample. See the module docs of [`super`].
 
-use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::hash::BuildHasherDefault;
 use std::rc::Rc;
 use std::sync::{Arc, Mutex};
@@ -20,6 +20,7 @@ use super::ghost::{GhostSave, Mode, StatefulGhost, StepEvents, TOUCH_SLEEPERS};
 mod cluster_run;
 use super::parallel::{self, Graph, Job, Shared, Stored};
 use super::symmetry;
+use super::table::FpTable;
 use crate::engine::{Engine, Found, Options, OrbitCensus, Outcome, Progress, ReductionDefect, Replay, StateStats};
 use crate::monitor::online::Found as OnlineFound;
 use crate::monitor::{self, Checked, Exec, Violation};
@@ -42,7 +43,6 @@ impl std::hash::Hasher for Identity {
     }
 }
 
-type FpMap<V> = HashMap<u64, V, BuildHasherDefault<Identity>>;
 type FpSet = HashSet<u64, BuildHasherDefault<Identity>>;
 
 /// A state's entry in the visited table once its strongly connected component is complete.
@@ -206,7 +206,7 @@ struct Dfs<'a, M: Checked> {
     spec: &'a Spec<M>,
     max_states: Option<u64>,
     max_memory: u64,
-    visited: FpMap<u32>,
+    visited: FpTable,
     frames: Vec<Frame>,
     tstack: Vec<TEntry>,
     next_index: u32,
@@ -443,7 +443,7 @@ impl<'a, M: Checked> Search<'a, M> {
                 spec,
                 max_states,
                 max_memory: available_memory(),
-                visited: FpMap::default(),
+                visited: FpTable::default(),
                 frames: Vec::new(),
                 tstack: Vec::new(),
                 next_index: 0,
@@ -568,7 +568,7 @@ impl<M: Checked> Dfs<'_, M> {
     fn key(&mut self, p: &SchedPoint<'_>, ghost: &StatefulGhost<M>) -> u64 {
         let Some(census) = &mut self.census else { return Self::fingerprint(p, ghost) };
         let fp = Self::identity_fingerprint(p, ghost);
-        if !self.visited.contains_key(&fp) {
+        if !self.visited.contains_key(fp) {
             let mut canonical = fp;
             for k in 0..p.symmetry_images() {
                 let image = Self::image_fingerprint(p, ghost, k);
@@ -586,7 +586,7 @@ impl<M: Checked> Dfs<'_, M> {
         Some(OrbitCensus {
             group,
             orbits: c.canonical.len() as u64,
-            images_unreached: c.images.iter().filter(|fp| !self.visited.contains_key(fp)).count() as u64,
+            images_unreached: c.images.iter().filter(|fp| !self.visited.contains_key(**fp)).count() as u64,
         })
     }
 
@@ -665,10 +665,10 @@ impl<M: Checked> Dfs<'_, M> {
 
     fn memory_bytes(&self) -> u64 {
         let table = match &self.shared {
-            Some(sh) => sh.capacity(),
-            None => self.visited.capacity(),
+            Some(sh) => sh.capacity() as u64 * BYTES_PER_SLOT,
+            None => self.visited.bytes(),
         };
-        table as u64 * BYTES_PER_SLOT
+        table
             + (self.frames.capacity() * std::mem::size_of::<Frame>()) as u64
             + (self.tstack.capacity() * std::mem::size_of::<TEntry>()) as u64
             + (self.pframes.capacity() * std::mem::size_of::<PFrame<M>>()) as u64
@@ -766,7 +766,7 @@ impl<M: Checked> Dfs<'_, M> {
             self.stored += 1;
             self.slept += asleep.count_ones() as u64;
         }
-        let todo = match self.visited.get(&fp).copied() {
+        let todo = match self.visited.get(fp) {
             _ if self.shared.is_some() => match seen {
                 Some(left) => self.canonical_to_own(left, image) & enabled,
                 None => enabled & !asleep,
@@ -849,9 +849,11 @@ impl<M: Checked> Dfs<'_, M> {
         if self.max_states.is_some_and(|m| self.visited.len() as u64 >= m) {
             return Err("state budget (max_states)");
         }
-        if self.visited.len() == self.visited.capacity() {
+        if self.visited.len() >= self.visited.capacity() {
             let grow = self.visited.capacity().max(1024);
-            if (self.visited.capacity() + grow) as u64 * BYTES_PER_SLOT > self.max_memory {
+            // The grown table and the search's other structures (its stacks).
+            let others = self.memory_bytes() - self.visited.bytes();
+            if self.visited.bytes_after(grow) + others > self.max_memory {
                 return Err("memory");
             }
             self.visited.try_reserve(grow).map_err(|_| "memory")?;
@@ -876,7 +878,7 @@ impl<M: Checked> Dfs<'_, M> {
         if self.target.is_some() || self.stopped_by.is_some() || self.refuted {
             return stop(g, ff);
         }
-        if let Some(&index) = self.visited.get(&fp) {
+        if let Some(index) = self.visited.get(fp) {
             if index != DONE {
                 // A state on Tarjan's stack: this transition closes a cycle inside its
                 // component.
@@ -1142,7 +1144,7 @@ impl<M: Checked> Dfs<'_, M> {
             for m in &members {
                 moves |= m.moves;
                 disabled |= !m.enabled & self.tasks_mask;
-                if let Some(v) = self.visited.get_mut(&m.fp) {
+                if let Some(v) = self.visited.get_mut(m.fp) {
                     *v = DONE;
                 }
             }
