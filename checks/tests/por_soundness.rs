@@ -105,25 +105,27 @@ struct Case {
 fn cases() -> &'static [Case] {
     static CASES: OnceLock<Vec<Case>> = OnceLock::new();
     CASES.get_or_init(|| {
-        let mut out = Vec::new();
-        for f in scenario::collect_files(&common::scenarios_dir()).unwrap() {
-            if f.components().any(|c| c.as_os_str() == "heavy") {
-                continue;
-            }
-            let sc = scenario::load(&f).unwrap_or_else(|e| panic!("{e}"));
+        let files: Vec<_> = scenario::collect_files(&common::scenarios_dir())
+            .unwrap()
+            .into_iter()
+            .filter(|f| !f.components().any(|c| c.as_os_str() == "heavy"))
+            .collect();
+        // The full searches, on every core.
+        let mut out: Vec<Case> = common::par_map(&files, |f| {
+            let sc = scenario::load(f).unwrap_or_else(|e| panic!("{e}"));
             if sc.spec.tasks() > 6 || sc.spec.model().name() != "kswapd-stall" {
-                continue;
+                return None;
             }
-            let text = std::fs::read_to_string(&f).unwrap();
+            let text = std::fs::read_to_string(f).unwrap();
             let rel = f.strip_prefix(common::scenarios_dir()).unwrap_or(Path::new("?")).display().to_string();
             let safe = safety_only(&text, &sc.spec);
-            let spec =
-                scenario::parse(&f, &safe).unwrap_or_else(|e| panic!("{rel} without progress: {e}\n{safe}")).spec;
+            let spec = scenario::parse(f, &safe).unwrap_or_else(|e| panic!("{rel} without progress: {e}\n{safe}")).spec;
             let full = explore(&spec, Reduce::NONE);
-            if full.complete || full.found.is_some() {
-                out.push(Case { rel, spec, full });
-            }
-        }
+            (full.complete || full.found.is_some()).then_some(Case { rel, spec, full })
+        })
+        .into_iter()
+        .flatten()
+        .collect();
         out.sort_by_key(|c| c.full.stats.expect("stats").states);
         out
     })

@@ -49,34 +49,35 @@ fn explore(sc: &scenario::Scenario, reduce: Reduce, cap: Option<usize>) -> Outco
 
 #[test]
 fn snapshots_change_no_figure_of_a_shipped_scenario() {
-    let (mut compared, mut capped, mut lasso) = (0, 0, 0);
-    for (rel, sc) in common::small_scenarios(6) {
+    // Each file's searches are independent of every other file's: on every core. Per file:
+    // whether it was compared, checks a lasso invariant, and was compared with a tight budget.
+    let files = common::small_scenarios(6);
+    let results = common::par_map(&files, |(rel, sc)| -> Option<(bool, bool)> {
         // Whether snapshots apply is known before the search.
         let probe = sc.spec.explore(Engine::Stateful { max_states: Some(1) }, &Options::default());
         if probe.stats.expect("stateful stats").snapshot_not_applied.is_some() {
-            continue;
+            return None;
         }
-        let on = explore(&sc, Reduce::default(), None);
+        let on = explore(sc, Reduce::default(), None);
         let st = on.stats.expect("stateful stats");
         if st.snapshot_not_applied.is_some() {
             // Symmetry applies: the search replays, as without snapshots; nothing to compare.
-            continue;
+            return None;
         }
         assert!(st.reductions.contains("snapshot"), "{rel}: {}", st.reductions);
         if !on.complete && on.found.is_none() {
             // Larger than the budget: the replaying search of the same part would take minutes.
-            continue;
+            return None;
         }
         assert_eq!(st.replayed_steps, 0, "{rel}: a search with every snapshot replays nothing");
-        let off = explore(&sc, Reduce { snapshot: false, ..Reduce::default() }, None);
+        let off = explore(sc, Reduce { snapshot: false, ..Reduce::default() }, None);
         if let Some(why) = differ(&on, &off) {
             panic!("{rel}: snapshots changed the search:\n{why}");
         }
-        compared += 1;
         // A lasso invariant's search records the graph (the one-worker search) and snapshots.
-        lasso += usize::from(sc.spec.invariants().contains(&"no-soft-lockup"));
+        let lasso = sc.spec.invariants().contains(&"no-soft-lockup");
         if st.states <= 50_000 {
-            let tight = explore(&sc, Reduce::default(), Some(1));
+            let tight = explore(sc, Reduce::default(), Some(1));
             let tst = tight.stats.expect("stateful stats");
             assert!(
                 tst.restores == 0 || tst.replayed_steps > 0,
@@ -85,9 +86,12 @@ fn snapshots_change_no_figure_of_a_shipped_scenario() {
             if let Some(why) = differ(&tight, &off) {
                 panic!("{rel}: snapshots with a one-byte budget changed the search:\n{why}");
             }
-            capped += 1;
         }
-    }
+        Some((lasso, st.states <= 50_000))
+    });
+    let compared = results.iter().flatten().count();
+    let lasso = results.iter().flatten().filter(|(l, _)| *l).count();
+    let capped = results.iter().flatten().filter(|(_, c)| *c).count();
     eprintln!(
         "compared {compared} scenarios ({lasso} checking a lasso invariant), {capped} of them with a one-byte snapshot budget too"
     );

@@ -62,19 +62,21 @@ fn differ(many: &Outcome, one: &Outcome) -> Option<String> {
 /// scenario of at most 6 threads whose one-worker search ends within [`ENGINE`]'s budget, with
 /// that outcome.
 fn cases() -> Vec<(String, Scenario, Outcome)> {
-    let mut out = Vec::new();
-    for (rel, sc) in common::shipped_small(32) {
+    // The one-worker searches, on every core.
+    let files = common::shipped_small(32);
+    let ones = common::par_map(&files, |(_, sc)| {
         let engine = sc.engines.iter().copied().find(|e| matches!(e, Engine::Stateful { .. }));
-        let one = match engine {
-            Some(engine) => explore_with(engine, &sc, 1, None),
-            None if sc.spec.tasks() <= 6 => explore(&sc, 1, None),
-            None => continue,
-        };
-        if one.complete || one.found.is_some() {
-            out.push((rel, sc, one));
+        match engine {
+            Some(engine) => Some(explore_with(engine, sc, 1, None)),
+            None if sc.spec.tasks() <= 6 => Some(explore(sc, 1, None)),
+            None => None,
         }
-    }
-    out
+    });
+    files
+        .into_iter()
+        .zip(ones)
+        .filter_map(|((rel, sc), one)| one.filter(|o| o.complete || o.found.is_some()).map(|one| (rel, sc, one)))
+        .collect()
 }
 
 #[test]

@@ -163,3 +163,35 @@ pub fn small_scenarios(max_tasks: usize) -> Vec<(String, scenario::Scenario)> {
     }
     out
 }
+
+/// `f` over `items` on every core (at most one thread a core), the results in the items' order.
+/// The soundness suites compare dozens of independent searches, each on one thread; run one
+/// after another they left the second core idle. A panic in `f` fails the caller's test (the
+/// scope re-raises it), with its message printed by the thread that panicked.
+pub fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let next = AtomicUsize::new(0);
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(items.len()).max(1);
+    let mut out: Vec<Option<R>> = (0..items.len()).map(|_| None).collect();
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut done = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(item) = items.get(i) else { return done };
+                        done.push((i, f(item)));
+                    }
+                })
+            })
+            .collect();
+        for h in handles {
+            match h.join() {
+                Ok(done) => done.into_iter().for_each(|(i, r)| out[i] = Some(r)),
+                Err(e) => std::panic::resume_unwind(e),
+            }
+        }
+    });
+    out.into_iter().map(|r| r.expect("every item was mapped")).collect()
+}
