@@ -94,7 +94,7 @@ fn stateful_files() -> Vec<(String, Scenario)> {
 
 #[test]
 fn three_processes_change_no_verdict_and_store_the_same_states() {
-    let (mut compared, mut complete, mut cycles, mut sent, mut found) = (0, 0, 0, 0u64, 0);
+    let (mut compared, mut complete, mut cycles, mut sent, mut found, mut snapshotted) = (0, 0, 0, 0u64, 0, 0);
     for (rel, sc) in stateful_files() {
         let single = one(&sc, None);
         // Symmetry is not used by a cluster where fair cycles are decided: compare with the
@@ -114,6 +114,9 @@ fn three_processes_change_no_verdict_and_store_the_same_states() {
         assert_eq!((st.processes, st.workers), (3, 3), "{rel}");
         if many.complete {
             assert!(st.worker_states_min > 0, "{rel}: a process stored no state");
+            // The processes searched the states they were sent by snapshots (docs/model.md,
+            // "Snapshots").
+            snapshotted += usize::from(st.reductions.contains("snapshot") && st.restores > 0);
         }
         // A violation is reported once, with a schedule that replays on one machine.
         if let Some(f) = &many.found {
@@ -126,9 +129,11 @@ fn three_processes_change_no_verdict_and_store_the_same_states() {
         sent += st.states_sent;
     }
     eprintln!(
-        "{compared} files, {complete} complete, {cycles} deciding fair cycles, {found} violations; {sent} states sent"
+        "{compared} files, {complete} complete ({snapshotted} by snapshots), {cycles} deciding fair cycles, {found} \
+         violations; {sent} states sent"
     );
     assert_eq!(compared, 30, "every shipped file of the stateful engine is compared");
+    assert!(snapshotted >= 15, "only {snapshotted} complete cluster searches took snapshots");
     assert!(complete >= 15 && cycles >= 15 && found >= 5 && sent > 0, "{complete} {cycles} {found} {sent}");
 }
 
@@ -186,6 +191,19 @@ fn states_lost_between_processes_are_caught() {
     let bad = cluster(&sc, 3, 1, Some(ReductionDefect::ClusterLosesSentStates));
     let why = differ(&bad, &single).expect("the seeded defect went unnoticed");
     assert!(why.contains("states"), "{why}");
+}
+
+/// Processes whose restores leave the online monitors as the last execution left them (the
+/// seeded snapshot defect) store other states: the comparison with one process catches it.
+#[test]
+fn processes_whose_restores_forget_the_ghost_are_caught() {
+    let path = common::scenarios_dir().join("kswapd-stall/recheck-direct-reclaim-bdi-stateful.toml");
+    let sc = scenario::load(&path).unwrap();
+    let single = one(&sc, None);
+    assert!(single.complete);
+    let bad = cluster(&sc, 3, 1, Some(ReductionDefect::SnapshotForgetsGhost));
+    assert!(bad.stats.expect("stats").restores > 0, "the processes took no snapshot");
+    differ(&bad, &single).expect("the seeded defect went unnoticed");
 }
 
 /// A graph without the transitions between workers has no cycle through two of them: the

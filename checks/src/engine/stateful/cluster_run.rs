@@ -63,6 +63,8 @@ struct Stats {
     bytes: u64,
     graph: bool,
     initial: Option<u64>,
+    /// Whether the worker searched by snapshots, its restores and its snapshots' peak bytes.
+    snapshots: (bool, u64, u64),
 }
 
 /// One `&'static str` per distinct name (the names of invariants, coverage events and reasons
@@ -292,6 +294,7 @@ impl<M: Checked> Search<'_, M> {
             bytes,
             graph: graph.is_some(),
             initial: graph.as_ref().and_then(|g| g.initial),
+            snapshots: (self.snapshotted, self.restores, self.snapshot_bytes),
         };
         let mut parts = vec![Part::Stats(Box::new(stats))];
         if let Some(g) = graph {
@@ -345,7 +348,7 @@ fn outs_from(parts: Vec<(u64, Part)>, peers: usize) -> Vec<WorkerOut> {
                 graph: s.graph.then_some(g),
                 memory: s.memory,
                 sent: (s.sent, s.bytes),
-                snapshots: (false, 0, 0),
+                snapshots: s.snapshots,
             }
         })
         .collect()

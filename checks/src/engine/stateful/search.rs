@@ -405,8 +405,6 @@ impl<'a, M: Checked> Search<'a, M> {
             Some("not asked for (reduce without \"snapshot\", or --no-reduce)")
         } else if symmetric || census.is_some() {
             Some("symmetry applies (a snapshot does not hold the per-image local hashes)")
-        } else if opts.cluster.is_some() {
-            Some("a cluster (its workers start from the states other processes send, each by replaying its schedule)")
         } else {
             None
         };
@@ -1223,6 +1221,15 @@ struct SnapSearch<'x, 'a, M: Checked> {
     next: usize,
     /// A job's transitions left at the state its schedule (`replay`, from the start) reaches.
     root: Option<u32>,
+    /// The job is a state another process of a cluster sent (its owner is this worker): it
+    /// arrives as a new state would, and is stored here if it is new.
+    candidate: bool,
+    /// The tasks enabled where [`SnapSearch::back`] is called from a scheduling point (none
+    /// where it is called at an execution's end), and whether the search is running the last
+    /// execution to its end (`tail` steps) after its job is done.
+    enabled_now: Option<u32>,
+    draining: bool,
+    tail: u64,
     steps: u64,
     replayed: u64,
     restores: u64,
@@ -1289,7 +1296,20 @@ impl<M: Checked> SnapSearch<'_, '_, M> {
             depth,
         );
         if !st.backtrack() {
-            return Decision::Stop;
+            // The job is done. Where tasks can still move, run them to their end (fast-forward,
+            // as a replaying search's tail): stopping here would unwind every unfinished task's
+            // coroutine, which costs more than a tail (model.md, "The search"). A cluster's jobs
+            // are a few states each, so that is most of what a job costs.
+            return match self.enabled_now.take() {
+                Some(en) if en != 0 => {
+                    self.draining = true;
+                    self.ghost.set_mode(Mode::FastForward);
+                    self.tail += 1;
+                    self.steps += 1;
+                    Decision::Run(lowest(en))
+                }
+                _ => Decision::Stop,
+            };
         }
         let depth = if st.por { st.pframes.len() } else { st.frames.len() };
         while let Some(s) = self.snaps.pop_if(|s| s.depth > depth) {
@@ -1326,6 +1346,11 @@ impl<M: Checked> SnapSearch<'_, '_, M> {
 
 impl<M: Checked> SnapChooser for SnapSearch<'_, '_, M> {
     fn choose<'s>(&'s mut self, p: &SchedPoint<'_>) -> Decision<'s> {
+        if self.draining {
+            self.tail += 1;
+            self.steps += 1;
+            return Decision::Run(lowest(p.enabled()));
+        }
         if self.next < self.replay.len() {
             let t = self.replay[self.next];
             self.next += 1;
@@ -1347,9 +1372,16 @@ impl<M: Checked> SnapChooser for SnapSearch<'_, '_, M> {
         let depth = self.depth();
         let mut ff = false;
         let g = Arc::clone(&self.ghost);
-        let t = if let Some(todo) = self.root.take() {
+        let root = self.root.take();
+        if root.is_some() {
             self.replay.clear();
             self.next = 0;
+        }
+        if root.is_some() && std::mem::take(&mut self.candidate) {
+            // Another process counted the transition into it.
+            self.st.skip_arrival = true;
+        }
+        let t = if let (Some(todo), false) = (root, self.st.skip_arrival) {
             self.st.arrive_root(p, &g, todo)
         } else if self.st.por {
             self.st.arrive_por(p, &g, &mut ff)
@@ -1358,6 +1390,7 @@ impl<M: Checked> SnapChooser for SnapSearch<'_, '_, M> {
         };
         if ff {
             // A known state (or a search that must stop): no tail, straight back.
+            self.enabled_now = Some(p.enabled());
             return self.back();
         }
         debug_assert_eq!(self.depth(), depth + 1, "a new state pushes a frame");
@@ -1385,6 +1418,12 @@ impl<M: Checked> SnapChooser for SnapSearch<'_, '_, M> {
     }
 
     fn ended<'s>(&'s mut self, _p: &SchedPoint<'_>, end: &RunEnd) -> Decision<'s> {
+        if self.draining {
+            // The tail after the job: nothing in it counts.
+            self.fin.lock().unwrap_or_else(|e| e.into_inner()).take();
+            return Decision::Stop;
+        }
+        self.enabled_now = None;
         let fin = self.fin.lock().unwrap_or_else(|e| e.into_inner()).take();
         self.st.ended(end, fin.as_ref(), &self.ghost);
         // The final state lives in the execution's heap: gone with the restore.
@@ -1427,11 +1466,11 @@ impl<M: Checked> Search<'_, M> {
     /// the choices of the states on the search path, then explores new transitions until it
     /// reaches a known state, then runs to its end (fast-forward).
     fn dfs(&mut self) {
-        // The workers of one machine snapshot too (a job replays its schedule once, then
-        // searches its subtree by snapshots); a cluster's workers, whose jobs are mostly one
-        // state each, replay.
-        let job = self.st.prefix.is_empty() || (self.st.root.is_some() && !self.st.candidate);
-        if self.snapshot_not_applied.is_none() && self.st.owner.is_none() && job {
+        // Workers snapshot too: a job (from a worker of this machine, or a candidate state
+        // from another process of a cluster) replays its schedule once, then its subtree is
+        // searched by snapshots.
+        let job = self.st.prefix.is_empty() || self.st.root.is_some();
+        if self.snapshot_not_applied.is_none() && job {
             return self.dfs_snapshots();
         }
         // A job's first execution replays the schedule to the state it starts from.
@@ -1513,6 +1552,7 @@ impl<M: Checked> Search<'_, M> {
         let cap = self.opts.snapshot_cap.unwrap_or(((self.st.max_memory / 16).min(1 << 30) as usize) / workers);
         // A job starts by replaying its schedule to the state it was given.
         let root = self.st.root.take();
+        let candidate = std::mem::take(&mut self.st.candidate);
         let replay = if root.is_some() { self.st.prefix.clone() } else { Vec::new() };
         let mode = if replay.is_empty() { Mode::Explore } else { Mode::Replay };
         let mut ch = SnapSearch {
@@ -1528,6 +1568,10 @@ impl<M: Checked> Search<'_, M> {
             replay,
             next: 0,
             root,
+            candidate,
+            enabled_now: None,
+            draining: false,
+            tail: 0,
             steps: 0,
             replayed: 0,
             restores: 0,
@@ -1540,7 +1584,7 @@ impl<M: Checked> Search<'_, M> {
         runner.ghost.reset(mode, false);
         let body = runner.body();
         let end = stateful::run_snapshots(&mut runner.pool, body, &mut ch);
-        let (steps, replayed, restores, peak) = (ch.steps, ch.replayed, ch.restores, ch.peak);
+        let (steps, replayed, restores, peak, tail) = (ch.steps, ch.replayed, ch.restores, ch.peak, ch.tail);
         self.last_progress = ch.last_progress;
         drop(ch);
         runner.fin.lock().unwrap_or_else(|e| e.into_inner()).take();
@@ -1550,6 +1594,7 @@ impl<M: Checked> Search<'_, M> {
         self.snapshotted = true;
         self.st.steps_total += steps;
         self.st.steps_replayed += replayed;
+        self.st.steps_tail += tail;
         if let RunEnd::Panicked { task, message } = &end {
             self.error = Some(format!("task {task} panicked: {message}"));
         }
