@@ -7,6 +7,8 @@ use std::process::Command;
 
 use mmcheck::registry::SHIPPED;
 
+mod common;
+
 fn docs() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs")
 }
@@ -176,33 +178,10 @@ fn commands_in_the_docs_run_and_print_what_the_docs_quote() {
         let Ok(text) = std::fs::read_to_string(&path) else { continue };
         todo.extend(quoted_commands(&text).into_iter().filter(|(cmd, _)| !skipped(cmd)).map(|(c, q)| (name, c, q)));
     }
-    // The commands run on every core (one of them, a loom search, takes half the test's time);
-    // the outputs are judged in the docs' order.
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(todo.len().max(1));
-    let mut outputs: Vec<Option<(i32, String)>> = vec![None; todo.len()];
-    std::thread::scope(|s| {
-        let handles: Vec<_> = (0..threads)
-            .map(|_| {
-                s.spawn(|| {
-                    let mut done = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        let Some((_, cmd, _)) = todo.get(i) else { return done };
-                        done.push((i, run_quoted(cmd)));
-                    }
-                })
-            })
-            .collect();
-        for h in handles {
-            for (i, out) in h.join().expect("a thread running quoted commands") {
-                outputs[i] = Some(out);
-            }
-        }
-    });
+    // The commands run on every core; the outputs are judged in the docs' order.
+    let outputs = common::par_map(&todo, |(_, cmd, _)| run_quoted(cmd));
     let mut ran = 0;
-    for ((name, cmd, quoted), output) in todo.into_iter().zip(outputs) {
-        let (code, out) = output.expect("every command ran");
+    for ((name, cmd, quoted), (code, out)) in todo.into_iter().zip(outputs) {
         let expect_fail = quoted.iter().any(|l| l.contains("exit status 1") || l.contains("exit status 2"));
         if !expect_fail {
             assert_eq!(code, 0, "docs/{name}: `{cmd}` exited {code}:\n{out}");

@@ -51,7 +51,7 @@ fn explore(sc: &scenario::Scenario, reduce: Reduce, cap: Option<usize>) -> Outco
 fn snapshots_change_no_figure_of_a_shipped_scenario() {
     // Each file's searches are independent of every other file's: on every core. Per file:
     // whether it was compared, checks a lasso invariant, and was compared with a tight budget.
-    let files = common::small_scenarios(6);
+    let files = common::shipped_small(6);
     let results = common::par_map(&files, |(rel, sc)| -> Option<(bool, bool)> {
         // Whether snapshots apply is known before the search.
         let probe = sc.spec.explore(Engine::Stateful { max_states: Some(1) }, &Options::default());
@@ -108,7 +108,7 @@ fn defect_is_caught(defect: ReductionDefect, want: usize) {
 /// one-worker search that records the graph for them snapshots too.
 fn defect_is_caught_on(defect: ReductionDefect, want: usize, lasso_only: bool) {
     let mut caught = Vec::new();
-    for (rel, sc) in common::small_scenarios(6) {
+    for (rel, sc) in common::shipped_small(6) {
         if lasso_only && !sc.spec.invariants().contains(&"no-soft-lockup") {
             continue;
         }

@@ -87,3 +87,15 @@ fn loop_summaries_merge_no_states_with_different_futures() {
     eprintln!("compared {compared} scenarios; not compared (history-only search too large): {skipped:?}");
     assert!(compared >= 40, "only {compared} scenarios compared");
 }
+
+/// The helper the soundness suites run their comparisons with: results in the items' order,
+/// and a failed comparison on any thread fails the test (it is not lost with its thread).
+#[test]
+fn par_map_keeps_the_order_and_fails_with_a_failed_item() {
+    let items: Vec<u64> = (0..200).collect();
+    assert_eq!(common::par_map(&items, |&i| i * i), items.iter().map(|i| i * i).collect::<Vec<_>>());
+    let failed = std::panic::catch_unwind(|| {
+        common::par_map(&items, |&i| assert!(i != 137, "item {i} failed"));
+    });
+    assert!(failed.is_err(), "a panic in one item was lost");
+}

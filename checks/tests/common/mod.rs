@@ -146,24 +146,6 @@ pub fn shipped_small(max_tasks: usize) -> Vec<(String, scenario::Scenario)> {
     out
 }
 
-/// The shipped scenarios outside `heavy/` with at most `max_tasks` threads, each with its path
-/// under scenarios/ (for messages): what the stateful soundness tests compare on.
-pub fn small_scenarios(max_tasks: usize) -> Vec<(String, scenario::Scenario)> {
-    let mut out = Vec::new();
-    for f in scenario::collect_files(&scenarios_dir()).unwrap() {
-        if f.components().any(|c| c.as_os_str() == "heavy") {
-            continue;
-        }
-        let sc = scenario::load(&f).unwrap_or_else(|e| panic!("{e}"));
-        if sc.spec.tasks() > max_tasks {
-            continue;
-        }
-        let rel = f.strip_prefix(scenarios_dir()).unwrap_or(Path::new("?")).display().to_string();
-        out.push((rel, sc));
-    }
-    out
-}
-
 /// `f` over `items` on every core (at most one thread a core), the results in the items' order.
 /// The soundness suites compare dozens of independent searches, each on one thread; run one
 /// after another they left the second core idle. A panic in `f` fails the caller's test (the

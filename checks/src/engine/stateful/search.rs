@@ -1224,10 +1224,8 @@ struct SnapSearch<'x, 'a, M: Checked> {
     /// The job is a state another process of a cluster sent (its owner is this worker): it
     /// arrives as a new state would, and is stored here if it is new.
     candidate: bool,
-    /// The tasks enabled where [`SnapSearch::back`] is called from a scheduling point (none
-    /// where it is called at an execution's end), and whether the search is running the last
-    /// execution to its end (`tail` steps) after its job is done.
-    enabled_now: Option<u32>,
+    /// Whether the search is running the last execution to its end (`tail` steps) after its
+    /// job is done ([`SnapSearch::back`]).
     draining: bool,
     tail: u64,
     steps: u64,
@@ -1267,7 +1265,9 @@ impl<M: Checked> SnapSearch<'_, '_, M> {
     }
 
     /// Back to the deepest state on the path with a transition left, or stop.
-    fn back(&mut self) -> Decision<'_> {
+    /// Back to the deepest state on the path with a transition left; `enabled`: the tasks that
+    /// can move where the execution is now (none at its end).
+    fn back(&mut self, enabled: u32) -> Decision<'_> {
         let st = &mut *self.st;
         if st.target.is_some() || st.stopped_by.is_some() || st.refuted {
             return Decision::Stop;
@@ -1300,16 +1300,14 @@ impl<M: Checked> SnapSearch<'_, '_, M> {
             // as a replaying search's tail): stopping here would unwind every unfinished task's
             // coroutine, which costs more than a tail (model.md, "The search"). A cluster's jobs
             // are a few states each, so that is most of what a job costs.
-            return match self.enabled_now.take() {
-                Some(en) if en != 0 => {
-                    self.draining = true;
-                    self.ghost.set_mode(Mode::FastForward);
-                    self.tail += 1;
-                    self.steps += 1;
-                    Decision::Run(lowest(en))
-                }
-                _ => Decision::Stop,
-            };
+            if enabled == 0 {
+                return Decision::Stop;
+            }
+            self.draining = true;
+            self.ghost.set_mode(Mode::FastForward);
+            self.tail += 1;
+            self.steps += 1;
+            return Decision::Run(lowest(enabled));
         }
         let depth = if st.por { st.pframes.len() } else { st.frames.len() };
         while let Some(s) = self.snaps.pop_if(|s| s.depth > depth) {
@@ -1390,8 +1388,7 @@ impl<M: Checked> SnapChooser for SnapSearch<'_, '_, M> {
         };
         if ff {
             // A known state (or a search that must stop): no tail, straight back.
-            self.enabled_now = Some(p.enabled());
-            return self.back();
+            return self.back(p.enabled());
         }
         debug_assert_eq!(self.depth(), depth + 1, "a new state pushes a frame");
         let todo = if self.st.por { self.st.pframes[depth].todo } else { self.st.frames[depth].todo };
@@ -1423,12 +1420,11 @@ impl<M: Checked> SnapChooser for SnapSearch<'_, '_, M> {
             self.fin.lock().unwrap_or_else(|e| e.into_inner()).take();
             return Decision::Stop;
         }
-        self.enabled_now = None;
         let fin = self.fin.lock().unwrap_or_else(|e| e.into_inner()).take();
         self.st.ended(end, fin.as_ref(), &self.ghost);
         // The final state lives in the execution's heap: gone with the restore.
         drop(fin);
-        self.back()
+        self.back(0)
     }
 }
 
@@ -1569,7 +1565,6 @@ impl<M: Checked> Search<'_, M> {
             next: 0,
             root,
             candidate,
-            enabled_now: None,
             draining: false,
             tail: 0,
             steps: 0,
