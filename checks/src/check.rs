@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use crate::engine::{self, Engine, EngineName, Explore, Options, Outcome};
 use crate::scenario::{ExpectVerdict, Scenario};
-use crate::trace::ReplayToken;
+use crate::token::ReplayToken;
 
 /// What a scenario's exploration concluded.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -40,7 +40,6 @@ use std::fs::{self, FileType, Metadata};
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
-use crate::scenario::ScenarioError;
 use crate::term::escape_control;
 
 /// The largest scenario file accepted, in bytes (1 MiB). The shipped ones are under 2 KiB.
@@ -93,12 +92,6 @@ impl fmt::Display for FileError {
 }
 
 impl std::error::Error for FileError {}
-
-impl From<FileError> for ScenarioError {
-    fn from(e: FileError) -> ScenarioError {
-        ScenarioError { file: e.path, line: None, field: None, message: e.message }
-    }
-}
 
 // ---------------------------------------------------------------- identity of files
 

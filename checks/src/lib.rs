@@ -21,4 +21,5 @@ pub mod scenario;
 pub mod selftest;
 pub mod spec;
 pub mod term;
+pub mod token;
 pub mod trace;

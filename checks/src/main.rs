@@ -14,7 +14,7 @@ use mmcheck::registry::{AnyModel, Registry};
 use mmcheck::runtime::RunError;
 use mmcheck::scenario::{self, Scenario, ScenarioError};
 use mmcheck::term::{escape_control, show_path};
-use mmcheck::trace::ReplayToken;
+use mmcheck::token::ReplayToken;
 
 #[derive(Parser)]
 #[command(

@@ -9,80 +9,18 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 
 use mmmodel::compaction::Compaction;
-use mmmodel::model::{FieldError, Fields, Named, RoleKind, Seeded, Variant};
+use mmmodel::model::{FieldError, Named, RoleKind, Seeded, Variant};
 use mmmodel::reclaim::KswapdStall;
 use mmmodel::throttle::ReclaimThrottle;
 
-use crate::engine::{Engine, Options, Outcome};
+use crate::engine::types::{Engine, Options, Outcome};
 use crate::monitor::Checked;
-use crate::recorder::Bounds;
+pub use crate::spec::{AnyModel, InvariantInfo, MutationInfo, Parts};
 use crate::spec::{AnySpec, Spec};
 
 /// The shipped models, in documentation order.
 pub static SHIPPED: &[&dyn AnyModel] =
     &[&Entry::<KswapdStall>::NEW, &Entry::<Compaction>::NEW, &Entry::<ReclaimThrottle>::NEW];
-
-/// An invariant, as reports name it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct InvariantInfo {
-    pub id: &'static str,
-    pub statement: &'static str,
-    pub exercised_by: Vec<&'static str>,
-}
-
-/// A seeded mutation, as reports name it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MutationInfo {
-    pub name: &'static str,
-    pub model: &'static str,
-    /// The invariant whose check must catch it.
-    pub targets: &'static str,
-    pub description: &'static str,
-}
-
-/// A scenario file's model part, checked for names by the scenario parser.
-pub struct Parts {
-    pub variant: String,
-    pub mutation: Option<String>,
-    /// (role kind, its keys), in file order.
-    pub threads: Vec<(String, Fields)>,
-    /// `[params]` without the checker's own keys.
-    pub params: Fields,
-    pub bounds: Bounds,
-    /// Invariant ids (all of the model's if `None`).
-    pub invariants: Option<Vec<String>>,
-    pub target: Option<String>,
-}
-
-/// A model as the rest of the checker sees it: names and descriptions, and how to build a
-/// [`Spec`] of it from a scenario file's parts.
-pub trait AnyModel: Send + Sync {
-    fn name(&self) -> &'static str;
-    fn variants(&self) -> Vec<&'static str>;
-    fn variant_description(&self, variant: &str) -> Option<&'static str>;
-    fn invariants(&self) -> Vec<InvariantInfo>;
-    /// The id of the model's `progress` invariant (the one the stateful engine decides
-    /// exactly, by fair cycles, where the other engines use a step bound).
-    fn progress(&self) -> &'static str;
-    /// The coverage events, in documentation order (the vocabulary of `reaches`).
-    fn coverage_names(&self) -> Vec<&'static str>;
-    /// The coverage events that mean "the contended path was explored".
-    fn contended_path(&self) -> Vec<&'static str>;
-    fn mutations(&self) -> Vec<MutationInfo>;
-    fn role_kinds(&self) -> &'static [RoleKind];
-    /// Keys of `[params]` (without the checker's `step_bound`).
-    fn params(&self) -> &'static [&'static str];
-    /// Runtime counters always reported, and ratios compared.
-    fn counters(&self) -> &'static [&'static str];
-    fn ratios(&self) -> &'static [(&'static str, &'static str)];
-    /// Build a spec. Names of variant, mutation, role kinds, invariants are already checked
-    /// against this model's lists; keys and values are checked here. On error, every error
-    /// found (each thread's and `[params]`'s keys are checked on their own), never none.
-    fn build(&'static self, parts: Parts) -> Result<Arc<dyn AnySpec>, Vec<FieldError>>;
-    /// Explore `spec`, one of this model's specs, with `engine` (the engines' entry for a spec
-    /// whose model is known only here; see [`crate::engine::Explore`]).
-    fn explore(&self, spec: &dyn AnySpec, engine: Engine, opts: &Options) -> Outcome;
-}
 
 /// The registry entry of model `M`.
 pub struct Entry<M>(PhantomData<fn() -> M>);

@@ -25,6 +25,7 @@ use mmmodel::model::{FieldError, Fields, Value};
 use toml::Spanned;
 
 use crate::engine::{Engine, EngineName};
+use crate::files::FileError;
 use crate::recorder::Bounds;
 use crate::registry::{AnyModel, Parts, Registry};
 use crate::spec::AnySpec;
@@ -52,6 +53,12 @@ impl fmt::Display for ScenarioError {
 }
 
 impl std::error::Error for ScenarioError {}
+
+impl From<FileError> for ScenarioError {
+    fn from(e: FileError) -> ScenarioError {
+        ScenarioError { file: e.path, line: None, field: None, message: e.message }
+    }
+}
 
 /// The verdict a scenario expects.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -5,7 +5,8 @@ use std::sync::Arc;
 
 use mmmodel::platform::Loom;
 
-use super::{execute_one, install_quiet_panic_hook, settle_panic, Collector, Engine, Options, Outcome, StopExploring};
+use super::collect::{execute_one, install_quiet_panic_hook, settle_panic, Collector, StopExploring};
+use super::types::{Engine, Options, Outcome};
 use crate::monitor::Checked;
 use crate::recorder::Recorder;
 use crate::spec::Spec;

@@ -7,7 +7,8 @@ use mmmodel::platform::Shuttle;
 use shuttle::scheduler::{DfsScheduler, PctScheduler, RandomScheduler, Schedule, Scheduler, Task, TaskId};
 use shuttle::{Config, FailurePersistence, MaxSteps, Runner};
 
-use super::{execute_one, install_quiet_panic_hook, settle_panic, Collector, Engine, Options, Outcome};
+use super::collect::{execute_one, install_quiet_panic_hook, settle_panic, Collector};
+use super::types::{Engine, Options, Outcome};
 use crate::monitor::Checked;
 use crate::recorder::Recorder;
 use crate::spec::Spec;

@@ -1,12 +1,13 @@
-//! The cluster search's timely dataflow (cluster.rs says how it works; this module is a child
-//! of search.rs so that it can drive a worker's [`Search`]).
+//! The cluster search's timely dataflow (cluster.rs says how it works): every worker of every
+//! process is a [`Worker`] (`workers.rs`) that searches the states it owns and sends the
+//! others to their owners; once the search is over, worker 0 gathers every worker's findings
+//! and graph.
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::hash::{Hash, Hasher};
 use std::rc::Rc;
-use std::sync::atomic::Ordering::Relaxed;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Mutex, OnceLock};
 
 use serde::{Deserialize, Serialize};
 use timely::communication::allocator::zero_copy::initialize::initialize_networking_from_sockets;
@@ -19,17 +20,37 @@ use timely::dataflow::operators::{Concat, ConnectLoop, Feedback, Input, Probe};
 use timely::dataflow::{InputHandle, ProbeHandle};
 use timely::WorkerConfig;
 
-use super::{lasso_checked, Cluster, Graph, Job, Search, Shared, Target, WorkerOut};
-use crate::engine::{Options, ReductionDefect};
+use super::cluster::{self, Cluster};
+use super::findings::{Findings, Steps, Target};
+use super::graph::{Edge, Graph, Node};
+use super::market::Job;
+use super::snapshots::SnapStats;
+use super::workers::{Begin, Sent, Worker, WorkerOut};
+use crate::engine::types::{Options, ReductionDefect};
 use crate::monitor::online::CycleKey;
 use crate::monitor::Checked;
 use crate::spec::Spec;
 
-/// A message of the search loop: (to worker, kind, fingerprint, schedule).
-type Msg = (u64, u8, u64, Vec<u8>);
-const START: u8 = 0;
-const CANDIDATE: u8 = 1;
-const HALT: u8 = 2;
+/// A message of the search loop.
+#[derive(Clone, Serialize, Deserialize)]
+struct Msg {
+    /// The worker it is for.
+    to: u64,
+    kind: Kind,
+    /// A candidate's fingerprint, and the schedule that leads to it (or to the initial state).
+    fp: u64,
+    schedule: Vec<u8>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+enum Kind {
+    /// Start at the initial state (worker 0's first message).
+    Start,
+    /// A state this worker owns, found by another.
+    Candidate,
+    /// The search is over: stop.
+    Halt,
+}
 
 /// The parts of graphs go to worker 0 in pieces of this many records.
 const CHUNK: usize = 1 << 16;
@@ -38,8 +59,8 @@ const CHUNK: usize = 1 << 16;
 #[derive(Serialize, Deserialize, Clone)]
 enum Part {
     Stats(Box<Stats>),
-    Nodes(Vec<(u64, u32, u32)>),
-    Edges(Vec<(u64, u64, u8)>),
+    Nodes(Vec<Node>),
+    Edges(Vec<Edge>),
     Keys(Vec<(u64, u8, u64, u32)>),
 }
 
@@ -100,212 +121,177 @@ fn run_key<M: Checked>(spec: &Spec<M>, opts: &Options, max_states: Option<u64>) 
     h.finish()
 }
 
-impl<M: Checked> Search<'_, M> {
-    /// The search over a cluster (cluster.rs). Process 0 ends with the merged outcome, the
-    /// others with none of it (they print nothing).
-    pub(super) fn cluster(&mut self, c: &Cluster) {
-        match self.cluster_outs(c) {
-            Ok(outs) if c.process == 0 => {
-                let peers = c.processes() * c.threads;
-                let shared = Arc::new(Shared::new(1));
-                shared.states.store(outs.iter().map(|o| o.stored).sum(), Relaxed);
-                let with_graph = self.spec.invariants.contains(&M::PROGRESS) || lasso_checked(self.spec);
-                self.merge(outs, peers, shared, with_graph);
-            }
-            Ok(_) => self.cluster_follower = true,
-            Err(e) => self.error = Some(format!("{}{e}", super::cluster::ERROR)),
-        }
-        self.processes = c.processes();
-    }
-
-    fn cluster_outs(&mut self, c: &Cluster) -> Result<Vec<WorkerOut>, String> {
-        let key = run_key(self.spec, self.opts, self.st.max_states);
-        let sockets = c.connect(key)?;
-        let hooks = Hooks::default();
-        let allocators = ProcessBuilder::new_typed_vector(c.threads, hooks.refill.clone(), None);
-        let (builders, guard) = initialize_networking_from_sockets(allocators, sockets, c.process, c.threads, hooks)
-            .map_err(|e| format!("process {} ({}): starting the network: {e}", c.process, c.addresses[c.process]))?;
-        let builders: Vec<AllocatorBuilder> = builders.into_iter().map(AllocatorBuilder::Tcp).collect();
-        let spec: Spec<M> = self.spec.clone();
-        let opts = Options { progress: None, cluster: None, ..self.opts.clone() };
-        let (engine, max_states, threads) = (self.engine, self.st.max_states, c.threads);
-        let with_graph = self.spec.invariants.contains(&M::PROGRESS) || lasso_checked(self.spec);
-        let lose = self.opts.reduce.defect == Some(ReductionDefect::ClusterLosesSentStates);
-        let guards =
-            timely::execute::execute_from(builders, Box::new(guard), WorkerConfig::default(), move |worker| {
-                // A worker's search borrows its spec and options for as long as the dataflow that
-                // drives it lives: leaked, a few kilobytes a run.
-                let spec: &'static Spec<M> = Box::leak(Box::new(spec.clone()));
-                let opts: &'static Options = Box::leak(Box::new(opts.clone()));
-                let (index, peers) = (worker.index(), worker.peers());
-                let search = Rc::new(RefCell::new({
-                    let mut s = Search::new(spec, engine, opts, max_states.map(|m| m.div_ceil(peers as u64)));
-                    s.st.shared = Some(Arc::new(Shared::new(1)));
-                    s.st.graph = with_graph.then(Graph::default);
-                    s.st.owner = Some((index, peers));
-                    s
-                }));
-                let sent = Rc::new(RefCell::new((0u64, 0u64)));
-                let mut input: InputHandle<u64, CapacityContainerBuilder<Vec<Msg>>> = InputHandle::new();
-                let probe = ProbeHandle::new();
-                let (s2, sent2) = (Rc::clone(&search), Rc::clone(&sent));
-                worker.dataflow::<u64, _, _>(|scope| {
-                    let start = scope.input_from(&mut input);
-                    let (handle, cycle) = scope.feedback::<Vec<Msg>>(1u64);
-                    start
-                        .concat(cycle)
-                        .unary(Exchange::new(|m: &Msg| m.0), "explore", move |_, _| {
-                            let mut halted = false;
-                            move |input, output| {
-                                input.for_each(|cap, data| {
-                                    let mut out: Vec<Msg> = Vec::new();
-                                    let mut s = s2.borrow_mut();
-                                    for (_, kind, fp, sched) in data.drain(..) {
-                                        if halted || kind == HALT {
-                                            halted = true;
-                                            continue;
-                                        }
-                                        s.explore_from((kind == CANDIDATE).then_some(fp), sched);
-                                        let mut sent = sent2.borrow_mut();
-                                        for (fp, sched) in s.st.outbox.drain(..) {
-                                            let to = super::cluster::owner(fp, peers);
-                                            if to / threads != index / threads {
-                                                if lose && fp % 4 == 0 {
-                                                    continue;
-                                                }
-                                                sent.0 += 1;
-                                                sent.1 += 8 + 1 + 8 + 8 + sched.len() as u64;
-                                            }
-                                            out.push((to as u64, CANDIDATE, fp, sched));
-                                        }
-                                        if s.st.target.is_some() || s.st.stopped_by.is_some() || s.error.is_some() {
-                                            halted = true;
-                                            out.extend((0..peers as u64).map(|w| (w, HALT, 0, Vec::new())));
-                                        }
-                                    }
-                                    if !out.is_empty() {
-                                        output.session(&cap).give_iterator(out.into_iter());
-                                    }
-                                });
-                            }
-                        })
-                        .probe_with(&probe)
-                        .connect_loop(handle);
-                });
-                if index == 0 {
-                    input.send((0, START, 0, Vec::new()));
-                }
-                drop(input);
-                while !probe.done() {
-                    worker.step_or_park(None);
-                }
-
-                // Every worker's counts and graph to worker 0.
-                let parts = {
-                    let mut s = search.borrow_mut();
-                    let (n, b) = *sent.borrow();
-                    s.parts(n, b)
-                };
-                drop(search);
-                let received: Rc<RefCell<Vec<(u64, Part)>>> = Rc::new(RefCell::new(Vec::new()));
-                let mut input: InputHandle<u64, CapacityContainerBuilder<Vec<(u64, Part)>>> = InputHandle::new();
-                let probe = ProbeHandle::new();
-                let r2 = Rc::clone(&received);
-                worker.dataflow::<u64, _, _>(|scope| {
-                    scope
-                        .input_from(&mut input)
-                        .unary::<CapacityContainerBuilder<Vec<()>>, _, _, _>(
-                            Exchange::new(|_: &(u64, Part)| 0),
-                            "gather",
-                            move |_, _| {
-                                move |input, _output| {
-                                    input.for_each(|_, data| r2.borrow_mut().append(data));
+/// Run a cluster search of `spec`: this process's workers, made by `make` (given the
+/// worker's index over every process and their number), over timely dataflow with the other
+/// processes of `c`. On process 0 every worker's outcome; elsewhere none.
+pub(super) fn outs<M: Checked, W: Worker + 'static>(
+    spec: &Spec<M>,
+    opts: &Options,
+    max_states: Option<u64>,
+    c: &Cluster,
+    make: impl Fn(usize, usize) -> W + Send + Sync + 'static,
+) -> Result<Vec<WorkerOut>, String> {
+    let key = run_key(spec, opts, max_states);
+    let sockets = c.connect(key)?;
+    let hooks = Hooks::default();
+    let allocators = ProcessBuilder::new_typed_vector(c.threads, hooks.refill.clone(), None);
+    let (builders, guard) = initialize_networking_from_sockets(allocators, sockets, c.process, c.threads, hooks)
+        .map_err(|e| format!("process {} ({}): starting the network: {e}", c.process, c.addresses[c.process]))?;
+    let builders: Vec<AllocatorBuilder> = builders.into_iter().map(AllocatorBuilder::Tcp).collect();
+    let threads = c.threads;
+    let lose = opts.reduce.defect == Some(ReductionDefect::ClusterLosesSentStates);
+    let guards = timely::execute::execute_from(builders, Box::new(guard), WorkerConfig::default(), move |worker| {
+        let (index, peers) = (worker.index(), worker.peers());
+        let search = Rc::new(RefCell::new(Some(make(index, peers))));
+        let sent = Rc::new(RefCell::new(Sent::default()));
+        let mut input: InputHandle<u64, CapacityContainerBuilder<Vec<Msg>>> = InputHandle::new();
+        let probe = ProbeHandle::new();
+        let (s2, sent2) = (Rc::clone(&search), Rc::clone(&sent));
+        worker.dataflow::<u64, _, _>(|scope| {
+            let start = scope.input_from(&mut input);
+            let (handle, cycle) = scope.feedback::<Vec<Msg>>(1u64);
+            start
+                .concat(cycle)
+                .unary(Exchange::new(|m: &Msg| m.to), "explore", move |_, _| {
+                    let mut halted = false;
+                    move |input, output| {
+                        input.for_each(|cap, data| {
+                            let mut out: Vec<Msg> = Vec::new();
+                            let mut s = s2.borrow_mut();
+                            let s = s.as_mut().expect("the worker's search lives as long as its dataflow");
+                            for m in data.drain(..) {
+                                if halted || m.kind == Kind::Halt {
+                                    halted = true;
+                                    continue;
                                 }
-                            },
-                        )
-                        .probe_with(&probe);
-                });
-                for p in parts {
-                    input.send((index as u64, p));
-                }
-                drop(input);
-                while !probe.done() {
-                    worker.step_or_park(None);
-                }
-                let parts = std::mem::take(&mut *received.borrow_mut());
-                if index == 0 {
-                    outs_from(parts, peers)
-                } else {
-                    Vec::new()
-                }
-            })?;
-        let mut outs = Vec::new();
-        for r in guards.join() {
-            outs.extend(r.map_err(|e| format!("process {}: a worker failed: {e}", c.process))?);
+                                // Search from the initial state, or from a state another worker
+                                // sent (if it is new here).
+                                match m.kind {
+                                    Kind::Candidate if s.knows(m.fp) => {}
+                                    Kind::Candidate => {
+                                        s.search(Begin::Candidate(Job { prefix: m.schedule, todo: u32::MAX }))
+                                    }
+                                    _ => s.search(Begin::Initial(m.schedule)),
+                                }
+                                let mut sent = sent2.borrow_mut();
+                                for (fp, schedule) in s.take_outbox() {
+                                    let to = cluster::owner(fp, peers);
+                                    if to / threads != index / threads {
+                                        if lose && fp % 4 == 0 {
+                                            continue; // the seeded defect: a quarter of the states sent are lost
+                                        }
+                                        sent.states += 1;
+                                        sent.bytes += 8 + 1 + 8 + 8 + schedule.len() as u64;
+                                    }
+                                    out.push(Msg { to: to as u64, kind: Kind::Candidate, fp, schedule });
+                                }
+                                if s.halted() {
+                                    halted = true;
+                                    out.extend((0..peers as u64).map(|w| Msg {
+                                        to: w,
+                                        kind: Kind::Halt,
+                                        fp: 0,
+                                        schedule: Vec::new(),
+                                    }));
+                                }
+                            }
+                            if !out.is_empty() {
+                                output.session(&cap).give_iterator(out.into_iter());
+                            }
+                        });
+                    }
+                })
+                .probe_with(&probe)
+                .connect_loop(handle);
+        });
+        if index == 0 {
+            input.send(Msg { to: 0, kind: Kind::Start, fp: 0, schedule: Vec::new() });
         }
-        Ok(outs)
-    }
+        drop(input);
+        while !probe.done() {
+            worker.step_or_park(None);
+        }
 
-    /// Search from the initial state (`None`) or from a state another worker sent.
-    fn explore_from(&mut self, fp: Option<u64>, sched: Vec<u8>) {
-        if self.st.target.is_some() || self.st.stopped_by.is_some() || self.error.is_some() {
-            return;
+        // Every worker's counts and graph to worker 0.
+        let parts = {
+            let s = search.borrow_mut().take().expect("the worker's search");
+            parts(s.finish(), *sent.borrow())
+        };
+        drop(search);
+        let received: Rc<RefCell<Vec<(u64, Part)>>> = Rc::new(RefCell::new(Vec::new()));
+        let mut input: InputHandle<u64, CapacityContainerBuilder<Vec<(u64, Part)>>> = InputHandle::new();
+        let probe = ProbeHandle::new();
+        let r2 = Rc::clone(&received);
+        worker.dataflow::<u64, _, _>(|scope| {
+            scope
+                .input_from(&mut input)
+                .unary::<CapacityContainerBuilder<Vec<()>>, _, _, _>(
+                    Exchange::new(|_: &(u64, Part)| 0),
+                    "gather",
+                    move |_, _| {
+                        move |input, _output| {
+                            input.for_each(|_, data| r2.borrow_mut().append(data));
+                        }
+                    },
+                )
+                .probe_with(&probe);
+        });
+        for p in parts {
+            input.send((index as u64, p));
         }
-        match fp {
-            None => {
-                self.st.frames.clear();
-                self.st.prefix = sched;
-                self.st.root = None;
-            }
-            Some(fp) => {
-                if self.st.shared.as_ref().is_some_and(|sh| sh.contains(fp)) {
-                    return;
-                }
-                self.st.start_job(Job { prefix: sched, todo: u32::MAX });
-                self.st.candidate = true;
-            }
+        drop(input);
+        while !probe.done() {
+            worker.step_or_park(None);
         }
-        self.dfs();
+        let parts = std::mem::take(&mut *received.borrow_mut());
+        if index == 0 {
+            outs_from(parts, peers)
+        } else {
+            Vec::new()
+        }
+    })?;
+    let mut outs = Vec::new();
+    for r in guards.join() {
+        outs.extend(r.map_err(|e| format!("process {}: a worker failed: {e}", c.process))?);
     }
+    Ok(outs)
+}
 
-    /// This worker's counts and graph, as messages for worker 0.
-    fn parts(&mut self, sent: u64, bytes: u64) -> Vec<Part> {
-        let st = &mut self.st;
-        let target = match st.target.take() {
-            Some(Target::Safety { invariant, path }) => Some((invariant.to_string(), path)),
-            // Cycles are found by worker 0, on the union of the graphs.
-            Some(Target::Cycle { .. }) | None => None,
-        };
-        let graph = st.graph.take();
-        let stats = Stats {
-            executions: self.runner.executions,
-            transitions: st.transitions,
-            max_depth: st.max_depth as u64,
-            coverage: names(&st.coverage),
-            violated: names(&st.violated),
-            first_violation: names(&st.first_violation),
-            target,
-            stopped_by: st.stopped_by.map(str::to_string),
-            error: self.error.clone(),
-            steps: (st.steps_total, st.steps_replayed, st.steps_tail),
-            stored: st.stored,
-            memory: st.memory_bytes(),
-            sent,
-            bytes,
-            graph: graph.is_some(),
-            initial: graph.as_ref().and_then(|g| g.initial),
-            snapshots: (self.snapshotted, self.restores, self.snapshot_bytes),
-        };
-        let mut parts = vec![Part::Stats(Box::new(stats))];
-        if let Some(g) = graph {
-            parts.extend(g.nodes.chunks(CHUNK).map(|c| Part::Nodes(c.to_vec())));
-            parts.extend(g.edges.chunks(CHUNK).map(|c| Part::Edges(c.to_vec())));
-            let keys: Vec<(u64, u8, u64, u32)> =
-                g.keys.iter().map(|(fp, k)| (*fp, k.class, k.key, k.must_move)).collect();
-            parts.extend(keys.chunks(CHUNK).map(|c| Part::Keys(c.to_vec())));
-        }
-        parts
+/// A worker's findings and graph, as messages for worker 0.
+fn parts(out: WorkerOut, sent: Sent) -> Vec<Part> {
+    let WorkerOut { found: mut st, executions, error, graph, memory, snapshots, .. } = out;
+    let target = match st.target.take() {
+        Some(Target::Safety { invariant, path }) => Some((invariant.to_string(), path)),
+        // Cycles are found by worker 0, on the union of the graphs.
+        Some(Target::Cycle { .. }) | None => None,
+    };
+    let stats = Stats {
+        executions,
+        transitions: st.transitions,
+        max_depth: st.max_depth as u64,
+        coverage: names(&st.coverage),
+        violated: names(&st.violated),
+        first_violation: names(&st.first_violation),
+        target,
+        stopped_by: st.stopped_by.map(str::to_string),
+        error,
+        steps: (st.steps.total, st.steps.replayed, st.steps.tail),
+        stored: st.stored,
+        memory,
+        sent: sent.states,
+        bytes: sent.bytes,
+        graph: graph.is_some(),
+        initial: graph.as_ref().and_then(|g| g.initial),
+        snapshots: (snapshots.taken, snapshots.restores, snapshots.peak_bytes),
+    };
+    let mut parts = vec![Part::Stats(Box::new(stats))];
+    if let Some(g) = graph {
+        parts.extend(g.nodes.chunks(CHUNK).map(|c| Part::Nodes(c.to_vec())));
+        parts.extend(g.edges.chunks(CHUNK).map(|c| Part::Edges(c.to_vec())));
+        let keys: Vec<(u64, u8, u64, u32)> = g.keys.iter().map(|(fp, k)| (*fp, k.class, k.key, k.must_move)).collect();
+        parts.extend(keys.chunks(CHUNK).map(|c| Part::Keys(c.to_vec())));
     }
+    parts
 }
 
 /// Worker 0: every worker's parts, back into the outcomes of one machine's workers.
@@ -332,23 +318,25 @@ fn outs_from(parts: Vec<(u64, Part)>, peers: usize) -> Vec<WorkerOut> {
                 s.unwrap_or_else(|| Stats { error: Some(format!("worker {w} sent no result")), ..Stats::default() });
             g.initial = s.initial;
             WorkerOut {
+                found: Findings {
+                    transitions: s.transitions,
+                    max_depth: s.max_depth as usize,
+                    coverage: unnames(s.coverage),
+                    violated: unnames(s.violated),
+                    first_violation: unnames(s.first_violation),
+                    target: s.target.map(|(i, path)| Target::Safety { invariant: intern(i), path }),
+                    stopped_by: s.stopped_by.map(intern),
+                    slept: 0,
+                    revisits: 0,
+                    steps: Steps { total: s.steps.0, replayed: s.steps.1, tail: s.steps.2 },
+                    stored: s.stored,
+                },
                 executions: s.executions,
-                transitions: s.transitions,
-                max_depth: s.max_depth as usize,
-                coverage: unnames(s.coverage),
-                violated: unnames(s.violated),
-                first_violation: unnames(s.first_violation),
-                target: s.target.map(|(i, path)| Target::Safety { invariant: intern(i), path }),
-                stopped_by: s.stopped_by.map(intern),
                 error: s.error,
-                slept: 0,
-                revisits: 0,
-                steps: s.steps,
-                stored: s.stored,
                 graph: s.graph.then_some(g),
                 memory: s.memory,
-                sent: (s.sent, s.bytes),
-                snapshots: s.snapshots,
+                sent: Sent { states: s.sent, bytes: s.bytes },
+                snapshots: SnapStats { taken: s.snapshots.0, restores: s.snapshots.1, peak_bytes: s.snapshots.2 },
             }
         })
         .collect()

@@ -26,31 +26,51 @@
 //!   fair cycle through its entry), and replayed with the recorder on to print them.
 //! * **Memory model**: sequentially consistent. Every atomic operation is one step in one
 //!   global order; fences order nothing more. Weak-memory outcomes are loom's job.
+//!
+//! # Layers
+//!
+//! One concern a file; imports go down this list, never up (checks/tests/layers.rs keeps it so):
+//!
+//! | file | owns |
+//! |---|---|
+//! | `mod.rs` | [`explore`]: the search, and the search again without symmetry when it cannot decide |
+//! | `search.rs` | the search shell: builds a search (space, explorer, driver), runs it on one thread, many or a cluster, reports |
+//! | `cluster_run.rs`, `cluster.rs` | the cluster over timely dataflow; its connections and hostfile |
+//! | `workers.rs` | the thread pool, the [`workers::Worker`] trait a worker implements, the merge of what workers found |
+//! | `replay.rs`, `snapshots.rs` | the two drivers: reach a state again by replaying its schedule, or by restoring a snapshot |
+//! | `dfs/` | the three explorers behind one `Explorer` trait: `tarjan.rs`, `sleep.rs`, `shared.rs` |
+//! | `shortest.rs` | the breadth-first passes that make a counterexample shortest, and the report |
+//! | `fair.rs`, `graph.rs` | the fairness test (one copy); the stored graph, its components, paths in it |
+//! | `findings.rs` | the counters and first violations, one `merge` |
+//! | `por.rs`, `symmetry.rs` | the independence relation; the group, its canonical maps and the census |
+//! | `market.rs`, `store.rs`, `table.rs` | the workers' job market; the visited tables and the memory budget |
+//! | `space.rs`, `ghost.rs` | the state space: executions on the platform, fingerprints, probes, recordings; the online monitors' half of a state |
+//! | `schedule.rs` | schedules as text (replay tokens) |
 
 pub mod cluster;
+mod cluster_run;
+mod dfs;
+mod fair;
+mod findings;
 pub(crate) mod ghost;
-mod parallel;
+mod graph;
+mod market;
+mod por;
+mod replay;
+pub mod schedule;
 mod search;
+mod shortest;
+mod snapshots;
+mod space;
+mod store;
 pub mod symmetry;
 mod table;
+mod workers;
 
-pub use search::available_memory;
+pub use schedule::{parse_schedule, schedule_text};
+pub use store::{available_memory, BYTES_PER_STATE};
 
-/// Bytes of the visited-state table per state stored, at the table's emptiest (just after it
-/// doubled), for the larger of the two tables: one search's (`table.rs`: a 16-byte slot, a
-/// 64-bit fingerprint beside a 32-bit index, doubling at 3/4 full: 42 bytes) and the workers'
-/// shared one (a hash table slot with a control byte, doubling at 7/8 full: 29 bytes).
-pub const BYTES_PER_STATE: u64 = {
-    let one = table::SLOT_BYTES * 8 / 3;
-    let shared = search::BYTES_PER_SLOT * 8 / 7 * 2;
-    if one > shared {
-        one
-    } else {
-        shared
-    }
-};
-
-use crate::engine::{Engine, Options, Outcome, Reduce};
+use crate::engine::types::{Engine, Options, Outcome, Reduce};
 use crate::monitor::Checked;
 use crate::spec::Spec;
 
@@ -97,53 +117,4 @@ pub fn explore<M: Checked>(spec: &Spec<M>, engine: Engine, opts: &Options) -> Ou
         );
     }
     again
-}
-
-/// A schedule as text: one character per choice (task 0–31: `0`–`9`, `a`–`v`), and for a
-/// lasso the cycle after a `.`.
-pub fn schedule_text(choices: &[u8], cycle: Option<usize>) -> String {
-    const DIGITS: &[u8; 32] = b"0123456789abcdefghijklmnopqrstuv";
-    let mut s = String::with_capacity(choices.len() + 1);
-    for (i, &c) in choices.iter().enumerate() {
-        if cycle == Some(i) {
-            s.push('.');
-        }
-        s.push(DIGITS[c as usize] as char);
-    }
-    s
-}
-
-/// The inverse of [`schedule_text`].
-pub fn parse_schedule(s: &str) -> Option<(Vec<u8>, Option<usize>)> {
-    let mut choices = Vec::with_capacity(s.len());
-    let mut cycle = None;
-    for ch in s.chars() {
-        match ch {
-            '.' if cycle.is_none() => cycle = Some(choices.len()),
-            '0'..='9' => choices.push(ch as u8 - b'0'),
-            'a'..='v' => choices.push(ch as u8 - b'a' + 10),
-            _ => return None,
-        }
-    }
-    if cycle == Some(choices.len()) {
-        return None;
-    }
-    Some((choices, cycle))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn schedules_round_trip_and_garbage_is_refused() {
-        let c = vec![0, 1, 31, 10, 2];
-        assert_eq!(schedule_text(&c, None), "01va2");
-        assert_eq!(parse_schedule("01va2"), Some((c.clone(), None)));
-        assert_eq!(schedule_text(&c, Some(3)), "01v.a2");
-        assert_eq!(parse_schedule("01v.a2"), Some((c, Some(3))));
-        for bad in ["01w", "0..1", "01.", "A"] {
-            assert_eq!(parse_schedule(bad), None, "{bad}");
-        }
-    }
 }

@@ -5,9 +5,11 @@
 
 use mmmodel::kernel::sched::explorer_task;
 use mmmodel::model::{Perm, Symmetry};
-use mmmodel::platform::stateful::SymImage;
 
-use crate::engine::Options;
+use super::space::SymImage;
+use super::store::FpSet;
+use super::table::FpTable;
+use crate::engine::types::{Options, OrbitCensus};
 use crate::monitor::online::Online;
 use crate::monitor::Checked;
 use crate::spec::Spec;
@@ -132,6 +134,90 @@ fn permutations(items: &[u8]) -> Vec<Vec<u8>> {
         }
     }
     out
+}
+
+/// The image of a mask of tasks under a map of the tasks.
+pub(super) fn map_mask(map: &[u8], mask: u32) -> u32 {
+    let (mut m, mut out) = (mask, 0u32);
+    while m != 0 {
+        let t = m.trailing_zeros() as usize;
+        m &= m - 1;
+        out |= 1 << map.get(t).map_or(t as u32, |&u| u as u32);
+    }
+    out
+}
+
+/// The group's maps of the runtime's tasks, and their inverses: how a task mask of a state
+/// reads in the names of its orbit's canonical state, and back. Empty: no symmetry.
+#[derive(Default)]
+pub(super) struct Canon {
+    task_maps: Vec<Vec<u8>>,
+    inv_maps: Vec<Vec<u8>>,
+}
+
+impl Canon {
+    pub fn new(images: &[SymImage]) -> Self {
+        let task_maps: Vec<Vec<u8>> = images.iter().map(|i| i.task.clone()).collect();
+        let inv_maps = task_maps
+            .iter()
+            .map(|m| {
+                let mut inv: Vec<u8> = (0..m.len() as u8).collect();
+                for (t, &u) in m.iter().enumerate() {
+                    inv[u as usize] = t as u8;
+                }
+                inv
+            })
+            .collect();
+        Canon { task_maps, inv_maps }
+    }
+
+    /// No symmetry: every map is the identity.
+    pub fn is_identity(&self) -> bool {
+        self.task_maps.is_empty()
+    }
+
+    /// A task mask in the canonical state's task names (`k`: the element whose image the
+    /// canonical state is), and back.
+    pub fn to_canonical(&self, mask: u32, k: Option<usize>) -> u32 {
+        k.map_or(mask, |k| map_mask(&self.task_maps[k], mask))
+    }
+    pub fn canonical_to_own(&self, mask: u32, k: Option<usize>) -> u32 {
+        k.map_or(mask, |k| map_mask(&self.inv_maps[k], mask))
+    }
+
+    /// A mask with its images under every element of the group.
+    pub fn close(&self, mask: u32) -> u32 {
+        self.task_maps.iter().fold(mask, |c, map| c | map_mask(map, mask))
+    }
+}
+
+/// What [`Options::orbit_census`] collects: the visited set holds every state, and this the
+/// least fingerprint over each one's images and the images themselves.
+#[derive(Default)]
+pub(super) struct Census {
+    canonical: FpSet,
+    images: Vec<u64>,
+}
+
+impl Census {
+    /// A state stored for the first time: its own fingerprint and those of its images.
+    pub fn note(&mut self, fp: u64, images: impl Iterator<Item = u64>) {
+        let mut canonical = fp;
+        for image in images {
+            canonical = canonical.min(image);
+            self.images.push(image);
+        }
+        self.canonical.insert(canonical);
+    }
+
+    /// The census's findings, once the search is over.
+    pub fn report(&self, group: usize, visited: &FpTable) -> OrbitCensus {
+        OrbitCensus {
+            group,
+            orbits: self.canonical.len() as u64,
+            images_unreached: self.images.iter().filter(|fp| !visited.contains_key(**fp)).count() as u64,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -1,187 +1,33 @@
-//! Many workers on one machine (`--workers N`): what they share, and the fair-cycle pass over
-//! the state graph they store when `progress` is checked.
-//!
-//! Each worker is a thread with its own coroutine runtime that runs the depth-first search of
-//! [`super::search`] from the states it is given. They share:
-//!
-//! * **the visited table**, cut into [`SHARDS`] shards by the fingerprint's top bits, each a
-//!   hash table behind its own lock (a worker holds one lock for one lookup-and-insert, never
-//!   two; with 256 shards and a handful of workers a lock is almost never contended). A
-//!   state belongs to the worker that inserts it, which explores it; under partial-order
-//!   reduction the entry is its sleep mask, and a visit with a smaller one explores the
-//!   difference, whoever stored it (the same rule as one worker's);
-//! * **a job market** (stateright's and SPIN's hand-off): a worker with nothing to do says so,
-//!   and a busy one gives away the transitions left to explore at the shallowest state of its
-//!   search path, as the schedule that leads there plus a task mask. The receiver replays the
-//!   schedule and searches on from there. A state's schedule is all a job needs: states are
-//!   never serialised.
-//!
-//! Safety violations stop every worker. `progress` needs the strongly connected components of
-//! the whole state graph, which one worker's Tarjan cannot see when others hold parts of it:
-//! with more than one worker each records its edges (the task of each) and its states (the
-//! tasks enabled there), and once the search is complete [`Stored::components`] runs Tarjan over
-//! them (docs/model.md, "Many workers").
+//! The state graph the workers (or a cluster's processes) record when a cycle invariant is
+//! checked, and its strongly connected components: with more than one worker each records its
+//! edges (the task of each) and its states (the tasks enabled there), and once the search is
+//! complete [`Stored::components`] runs Tarjan over them (docs/model.md, "Many workers"). The
+//! fairness test on a component is [`super::fair`]'s; the shortest way into one is
+//! [`path_to`].
 
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
-use std::sync::{Condvar, Mutex};
 
-use super::search::Identity;
+use serde::{Deserialize, Serialize};
+
+use super::store::Identity;
 use crate::monitor::online::CycleKey;
 
-/// Shards of the shared visited table.
-pub const SHARDS: usize = 256;
-
-type Shard = HashMap<u64, u32, BuildHasherDefault<Identity>>;
-
-/// Transitions left to explore at one state: the schedule that leads there, and the tasks.
-#[derive(Debug, Clone)]
-pub(super) struct Job {
-    pub prefix: Vec<u8>,
-    pub todo: u32,
+/// A stored state as the graph keeps it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub(super) struct Node {
+    pub fp: u64,
+    /// The tasks enabled there, and the tasks that exist.
+    pub enabled: u32,
+    pub tasks: u32,
 }
 
-#[derive(Default)]
-struct Market {
-    jobs: Vec<Job>,
-    idle: usize,
-    done: bool,
-}
-
-/// What the workers of one search share.
-pub(super) struct Shared {
-    shards: Box<[Mutex<Shard>]>,
-    /// States stored, by every worker.
-    pub states: AtomicU64,
-    /// Set when any worker found a decisive violation, hit a budget or failed: every worker
-    /// stops at its next scheduling point.
-    pub stop: AtomicBool,
-    /// Workers waiting for a job, and jobs offered and not taken yet.
-    hungry: AtomicUsize,
-    offered: AtomicUsize,
-    market: Mutex<Market>,
-    wake: Condvar,
-    workers: usize,
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-impl Shared {
-    /// How many workers search.
-    pub fn workers(&self) -> usize {
-        self.workers
-    }
-
-    pub fn new(workers: usize) -> Self {
-        Shared {
-            shards: (0..SHARDS).map(|_| Mutex::new(Shard::default())).collect(),
-            states: AtomicU64::new(0),
-            stop: AtomicBool::new(false),
-            hungry: AtomicUsize::new(0),
-            offered: AtomicUsize::new(0),
-            market: Mutex::new(Market::default()),
-            wake: Condvar::new(),
-            workers,
-        }
-    }
-
-    fn shard(&self, fp: u64) -> &Mutex<Shard> {
-        &self.shards[(fp >> 56) as usize % SHARDS]
-    }
-
-    /// Insert `fp` with `value` if it is not stored: whether it was new.
-    pub fn insert(&self, fp: u64, value: u32) -> bool {
-        let mut s = lock(self.shard(fp));
-        if s.contains_key(&fp) {
-            return false;
-        }
-        s.insert(fp, value);
-        drop(s);
-        self.states.fetch_add(1, Relaxed);
-        true
-    }
-
-    /// Whether `fp` is stored.
-    pub fn contains(&self, fp: u64) -> bool {
-        lock(self.shard(fp)).contains_key(&fp)
-    }
-
-    /// Partial-order reduction's visit of `fp` with sleep mask `asleep`: `None` if the state
-    /// is new (stored with `asleep`); otherwise the transitions the stored visits left asleep
-    /// and this one does not (the stored mask becomes the intersection).
-    pub fn visit_sleeping(&self, fp: u64, asleep: u32) -> Option<u32> {
-        let mut s = lock(self.shard(fp));
-        match s.get_mut(&fp) {
-            Some(stored) => {
-                let left = *stored & !asleep;
-                *stored &= asleep;
-                Some(left)
-            }
-            None => {
-                s.insert(fp, asleep);
-                drop(s);
-                self.states.fetch_add(1, Relaxed);
-                None
-            }
-        }
-    }
-
-    /// Slots of capacity over every shard (for the memory figure).
-    pub fn capacity(&self) -> usize {
-        self.shards.iter().map(|s| lock(s).capacity()).sum()
-    }
-
-    /// Whether a worker waits for a job that nobody has offered yet (cheap: two loads).
-    pub fn wanted(&self) -> bool {
-        self.hungry.load(Relaxed) > self.offered.load(Relaxed)
-    }
-
-    /// Offer a job to a waiting worker.
-    pub fn give(&self, job: Job) {
-        let mut m = lock(&self.market);
-        self.offered.fetch_add(1, Relaxed);
-        m.jobs.push(job);
-        drop(m);
-        self.wake.notify_one();
-    }
-
-    /// Stop every worker (a violation, a budget, an error).
-    pub fn halt(&self) {
-        self.stop.store(true, Relaxed);
-        let mut m = lock(&self.market);
-        m.done = true;
-        drop(m);
-        self.wake.notify_all();
-    }
-
-    /// Wait for a job; `None` once every worker is waiting and no job is left (the search is
-    /// complete) or the search was stopped.
-    pub fn take(&self) -> Option<Job> {
-        let mut m = lock(&self.market);
-        m.idle += 1;
-        self.hungry.fetch_add(1, Relaxed);
-        loop {
-            if m.done || self.stop.load(Relaxed) {
-                return None;
-            }
-            if let Some(job) = m.jobs.pop() {
-                m.idle -= 1;
-                self.hungry.fetch_sub(1, Relaxed);
-                self.offered.fetch_sub(1, Relaxed);
-                return Some(job);
-            }
-            if m.idle == self.workers {
-                m.done = true;
-                drop(m);
-                self.wake.notify_all();
-                return None;
-            }
-            m = self.wake.wait(m).unwrap_or_else(|e| e.into_inner());
-        }
-    }
+/// A transition: from, to, and the task that moved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub(super) struct Edge {
+    pub from: u64,
+    pub to: u64,
+    pub task: u8,
 }
 
 /// A worker's part of the state graph (kept only when `progress` or a lasso invariant is
@@ -191,9 +37,9 @@ pub(super) struct Graph {
     /// The initial state (recorded by the worker that stored it).
     pub initial: Option<u64>,
     /// Every state the worker stored: fingerprint, tasks enabled there, tasks that exist.
-    pub nodes: Vec<(u64, u32, u32)>,
+    pub nodes: Vec<Node>,
     /// Every transition the worker took: from, to, the task that moved.
-    pub edges: Vec<(u64, u64, u8)>,
+    pub edges: Vec<Edge>,
     /// The stuck situations of the states it stored, for the lasso invariants
     /// ([`crate::monitor::online::Online::cycle_keys`]; states with none are not listed).
     pub keys: Vec<(u64, CycleKey)>,
@@ -212,9 +58,9 @@ pub(super) struct Component {
 
 impl Component {
     /// Whether it holds a fair cycle: every task moves inside it or is disabled somewhere in it
-    /// (weak fairness).
+    /// (weak fairness, [`super::fair::fair`]).
     pub fn fair(&self) -> bool {
-        (self.moves | self.disabled) & self.tasks == self.tasks
+        super::fair::fair(self.moves, self.disabled, self.tasks)
     }
 }
 
@@ -222,8 +68,7 @@ impl Component {
 pub(super) struct Stored {
     /// The initial state.
     pub initial: Option<u64>,
-    /// Fingerprint, tasks enabled, tasks that exist.
-    nodes: Vec<(u64, u32, u32)>,
+    nodes: Vec<Node>,
     /// Node `n`'s edges are `edges[start[n]..start[n + 1]]`: (from, to, task).
     start: Vec<u32>,
     edges: Vec<(u32, u32, u8)>,
@@ -234,10 +79,10 @@ pub(super) struct Stored {
 impl Stored {
     pub fn new(graphs: &[Graph]) -> Self {
         let mut index: HashMap<u64, u32, BuildHasherDefault<Identity>> = HashMap::default();
-        let mut nodes: Vec<(u64, u32, u32)> = Vec::new();
+        let mut nodes: Vec<Node> = Vec::new();
         for g in graphs {
             for &n in &g.nodes {
-                if index.insert(n.0, nodes.len() as u32).is_none() {
+                if index.insert(n.fp, nodes.len() as u32).is_none() {
                     nodes.push(n);
                 }
             }
@@ -247,9 +92,9 @@ impl Stored {
         let mut start = vec![0u32; n + 1];
         let mut edges: Vec<(u32, u32, u8)> = Vec::new();
         for g in graphs {
-            for &(a, b, t) in &g.edges {
-                if let (Some(&a), Some(&b)) = (index.get(&a), index.get(&b)) {
-                    edges.push((a, b, t));
+            for e in &g.edges {
+                if let (Some(&a), Some(&b)) = (index.get(&e.from), index.get(&e.to)) {
+                    edges.push((a, b, e.task));
                 }
             }
         }
@@ -355,12 +200,12 @@ impl Stored {
             }
             let (mut disabled, mut tasks) = (0u32, 0u32);
             for &m in &members {
-                let (_, enabled, tm) = nodes[m as usize];
-                disabled |= !enabled & tm;
-                tasks |= tm;
+                let n = nodes[m as usize];
+                disabled |= !n.enabled & n.tasks;
+                tasks |= n.tasks;
             }
             comps.push(Component {
-                members: members.iter().map(|&m| nodes[m as usize].0).collect(),
+                members: members.iter().map(|&m| nodes[m as usize].fp).collect(),
                 moves,
                 disabled,
                 tasks,
@@ -415,8 +260,8 @@ pub(super) fn components(graphs: &[Graph]) -> (Vec<Component>, Option<u64>) {
 pub(super) fn path_to(graphs: &[Graph], from: u64, goal: &dyn Fn(u64) -> bool) -> Option<Vec<u8>> {
     let mut adj: HashMap<u64, Vec<(u64, u8)>, BuildHasherDefault<Identity>> = HashMap::default();
     for g in graphs {
-        for &(a, b, t) in &g.edges {
-            adj.entry(a).or_default().push((b, t));
+        for e in &g.edges {
+            adj.entry(e.from).or_default().push((e.to, e.task));
         }
     }
     let mut prev: HashMap<u64, (u64, u8), BuildHasherDefault<Identity>> = HashMap::default();
@@ -449,14 +294,21 @@ pub(super) fn path_to(graphs: &[Graph], from: u64, goal: &dyn Fn(u64) -> bool) -
 mod tests {
     use super::*;
 
+    fn nodes(v: &[(u64, u32, u32)]) -> Vec<Node> {
+        v.iter().map(|&(fp, enabled, tasks)| Node { fp, enabled, tasks }).collect()
+    }
+    fn edges(v: &[(u64, u64, u8)]) -> Vec<Edge> {
+        v.iter().map(|&(from, to, task)| Edge { from, to, task }).collect()
+    }
+
     /// Two components with a transition inside (a 2-cycle and a self-loop), a transient state,
     /// and the shortest path to the self-loop.
     #[test]
     fn components_and_paths_of_a_small_graph() {
         let g = Graph {
             initial: Some(1),
-            nodes: vec![(1, 0b11, 0b11), (2, 0b01, 0b11), (3, 0b10, 0b11), (4, 0b01, 0b11)],
-            edges: vec![(1, 2, 0), (2, 3, 0), (3, 2, 1), (1, 4, 1), (4, 4, 0)],
+            nodes: nodes(&[(1, 0b11, 0b11), (2, 0b01, 0b11), (3, 0b10, 0b11), (4, 0b01, 0b11)]),
+            edges: edges(&[(1, 2, 0), (2, 3, 0), (3, 2, 1), (1, 4, 1), (4, 4, 0)]),
             keys: Vec::new(),
         };
         let (comps, initial) = components(std::slice::from_ref(&g));
@@ -487,8 +339,8 @@ mod tests {
         let (a, b, c, d) = (key(1, 0b01), key(2, 0b01), key(3, 0b01), key(4, 0b10));
         let g = Graph {
             initial: Some(1),
-            nodes: vec![(1, 0b11, 0b11), (2, 0b01, 0b11), (3, 0b11, 0b11), (4, 0b11, 0b11)],
-            edges: vec![(1, 2, 0), (2, 1, 0), (1, 3, 1), (3, 4, 0), (4, 3, 0), (4, 1, 1)],
+            nodes: nodes(&[(1, 0b11, 0b11), (2, 0b01, 0b11), (3, 0b11, 0b11), (4, 0b11, 0b11)]),
+            edges: edges(&[(1, 2, 0), (2, 1, 0), (1, 3, 1), (3, 4, 0), (4, 3, 0), (4, 1, 1)]),
             keys: vec![(1, a), (2, a), (3, b), (4, b), (1, c), (1, d), (2, d)],
         };
         let s = Stored::new(std::slice::from_ref(&g));
@@ -510,26 +362,5 @@ mod tests {
             s.class_cycles(&comps[0], true).into_iter().map(|(k, c)| (k, c.members.len())).collect();
         assert_ne!(defective, vec![(a, 2)]);
         assert!(defective.contains(&(a, 4)), "{defective:?}");
-    }
-
-    #[test]
-    fn the_market_ends_when_every_worker_waits() {
-        let s = Shared::new(2);
-        std::thread::scope(|sc| {
-            let a = sc.spawn(|| s.take().map(|j| j.todo));
-            // Give the job only once the other worker waits (or right away: either way it gets it).
-            s.give(Job { prefix: vec![0], todo: 0b10 });
-            assert_eq!(a.join().unwrap(), Some(0b10));
-        });
-        std::thread::scope(|sc| {
-            let a = sc.spawn(|| s.take().is_none());
-            let b = sc.spawn(|| s.take().is_none());
-            assert!(a.join().unwrap() && b.join().unwrap());
-        });
-        assert!(s.insert(7, 0) && !s.insert(7, 0));
-        assert_eq!(s.visit_sleeping(9, 0b110), None);
-        assert_eq!(s.visit_sleeping(9, 0b010), Some(0b100));
-        assert_eq!(s.visit_sleeping(9, 0b011), Some(0));
-        assert_eq!(s.states.load(Relaxed), 2);
     }
 }

@@ -1,0 +1,251 @@
+//! Partial-order reduction: sleep sets with state caching (Godefroid, "Partial-Order Methods
+//! for the Verification of Concurrent Systems", 1996, chapter 5). A state is explored with the
+//! transitions not in its sleep set; the visited table keeps the sleep set it was explored
+//! with (as a mask in the canonical state's task names), and a later visit with a smaller
+//! sleep set explores what the first one left asleep. Every reachable state is still visited;
+//! transitions are saved. No Tarjan: a search with sleep sets checks no `progress`. The
+//! independence relation is `por.rs`'s.
+
+use std::rc::Rc;
+use std::sync::Arc;
+
+use super::{job_root, Arrival, Ctx, Explorer, PathFrame};
+use crate::engine::stateful::ghost::StatefulGhost;
+use crate::engine::stateful::por::{independent, Step, TOUCH_GLOBAL};
+use crate::engine::stateful::space::{self, lowest, SchedPoint, Shape, TaskId};
+use crate::engine::stateful::store::{Budget, Sharded};
+use crate::engine::stateful::table::FpTable;
+use crate::monitor::Checked;
+
+/// A state on the partial-order reduced search's path.
+pub(in crate::engine::stateful) struct PFrame<M: Checked> {
+    /// Tasks whose transition from here is still to explore.
+    todo: u32,
+    chosen: u8,
+    /// The state's sleep set: transitions an equivalent path has already taken.
+    sleep: Vec<Rc<Step<M>>>,
+    /// Transitions explored from here so far (asleep in the states their successors reach).
+    done: Vec<Rc<Step<M>>>,
+    /// The online monitors at this state, every task's pending op, and the runtime's shape.
+    online: M::Online,
+    ops: Vec<Option<space::Op>>,
+    shape: Shape,
+}
+
+impl<M: Checked> PathFrame for PFrame<M> {
+    fn chosen(&self) -> u8 {
+        self.chosen
+    }
+    fn todo(&self) -> u32 {
+        self.todo
+    }
+    fn todo_mut(&mut self) -> &mut u32 {
+        &mut self.todo
+    }
+}
+
+/// What a visit of a state with a sleep set found in the table.
+enum Visit {
+    /// The state is new: stored with this visit's sleep set.
+    New,
+    /// Explored before: the transitions earlier visits left asleep and this one does not.
+    Seen(u32),
+    /// No room for it.
+    Full(&'static str),
+}
+
+/// Where the sleep sets are kept: one search's table, or the workers' shared one.
+pub(in crate::engine::stateful) enum SleepStore {
+    Own(FpTable),
+    Shared(Arc<Sharded>),
+}
+
+impl SleepStore {
+    fn visit(&mut self, budget: &Budget, stacks: u64, fp: u64, asleep: u32) -> Visit {
+        match self {
+            SleepStore::Own(table) => match table.get(fp) {
+                Some(stored) => {
+                    let left = stored & !asleep;
+                    if left != 0 {
+                        table.insert(fp, stored & asleep);
+                    }
+                    Visit::Seen(left)
+                }
+                None => match budget.reserve(table, stacks) {
+                    Err(why) => Visit::Full(why),
+                    Ok(()) => {
+                        table.insert(fp, asleep);
+                        Visit::New
+                    }
+                },
+            },
+            SleepStore::Shared(sh) => match budget.reserve_shared(sh) {
+                Err(why) => Visit::Full(why),
+                Ok(()) => sh.visit_sleeping(fp, asleep).map_or(Visit::New, Visit::Seen),
+            },
+        }
+    }
+}
+
+/// The sleep-set explorer.
+pub(in crate::engine::stateful) struct Sleep<M: Checked> {
+    pub store: SleepStore,
+    frames: Vec<PFrame<M>>,
+    /// Popped frames, kept for their vectors' room.
+    spare: Vec<PFrame<M>>,
+}
+
+impl<M: Checked> Sleep<M> {
+    pub fn new(store: SleepStore) -> Self {
+        Sleep { store, frames: Vec::new(), spare: Vec::new() }
+    }
+
+    /// A frame (a popped one reused: its vectors keep their room), with empty sets.
+    fn spare_frame(&mut self) -> PFrame<M> {
+        let mut frame = self.spare.pop().unwrap_or_else(|| PFrame {
+            todo: 0,
+            chosen: 0,
+            sleep: Vec::new(),
+            done: Vec::new(),
+            online: M::Online::default(),
+            ops: Vec::new(),
+            shape: Shape::default(),
+        });
+        frame.sleep.clear();
+        frame.done.clear();
+        frame
+    }
+
+    /// What a frame keeps of its state for the independence checks: the online monitors,
+    /// every task's pending op, the runtime's shape.
+    fn snapshot(frame: &mut PFrame<M>, p: &SchedPoint<'_>, g: &StatefulGhost<M>) {
+        g.online_into(&mut frame.online);
+        frame.ops.clear();
+        frame.ops.extend((0..p.num_tasks()).map(|t| p.pending(t as TaskId)));
+        frame.shape = Shape::of(p);
+    }
+
+    fn stacks_bytes(&self) -> u64 {
+        (self.frames.capacity() * std::mem::size_of::<PFrame<M>>()) as u64
+    }
+}
+
+impl<M: Checked> Explorer<M> for Sleep<M> {
+    type Frame = PFrame<M>;
+    fn frames(&self) -> &[PFrame<M>] {
+        &self.frames
+    }
+    fn frames_mut(&mut self) -> &mut [PFrame<M>] {
+        &mut self.frames
+    }
+
+    fn arrive(&mut self, cx: &mut Ctx<'_, M>, p: &SchedPoint<'_>, g: &StatefulGhost<M>) -> Arrival {
+        let (fp, image) = space::fingerprint_image(p, g);
+        let enabled = p.enabled();
+        let shape = Shape::of(p);
+        self.account_arrival(cx, g);
+        // The sleep set of this state: the parent's sleeping and explored transitions that are
+        // independent of the one just taken.
+        let mut frame = self.spare_frame();
+        if self.frames.is_empty() {
+            // The initial state: what the body did before it is no step of the search.
+            let _ = g.take_step();
+        }
+        if let Some(top) = self.frames.last() {
+            let (events, mut touch) = g.take_step();
+            let t = top.chosen;
+            let before = top.shape;
+            if (before.tasks, before.objects, before.locks) != (shape.tasks, shape.objects, shape.locks)
+                || (shape.finished & !before.finished) != 0
+            {
+                touch |= TOUCH_GLOBAL;
+            }
+            let step = Step { task: t, op: top.ops[t as usize], events, touch };
+            for a in top.sleep.iter().chain(&top.done) {
+                if independent(a, &step, &top.online, g, cx.defect) {
+                    frame.sleep.push(Rc::clone(a));
+                }
+            }
+            self.frames.last_mut().expect("a frame").done.push(Rc::new(step));
+        }
+        if cx.found.halted() {
+            self.spare.push(frame);
+            return Arrival::Known(lowest(enabled));
+        }
+        let asleep = frame.sleep.iter().fold(0u32, |m, a| m | 1 << a.task) & enabled;
+        let canonical = cx.canon.to_canonical(asleep, image);
+        let stacks = self.stacks_bytes();
+        let todo = match self.store.visit(&cx.budget, stacks, fp, canonical) {
+            Visit::Full(why) => {
+                cx.found.stopped_by = Some(why);
+                0
+            }
+            Visit::New => {
+                cx.began = true;
+                cx.found.stored += 1;
+                cx.found.slept += asleep.count_ones() as u64;
+                enabled & !asleep
+            }
+            Visit::Seen(left) => {
+                cx.found.revisits += u64::from(left != 0);
+                cx.canon.canonical_to_own(left, image) & enabled
+            }
+        };
+        if todo == 0 {
+            self.spare.push(frame);
+            return Arrival::Known(lowest(enabled));
+        }
+        let first = lowest(todo);
+        frame.todo = todo & !(1 << first);
+        frame.chosen = first as u8;
+        Self::snapshot(&mut frame, p, g);
+        self.frames.push(frame);
+        cx.found.max_depth = cx.found.max_depth.max(self.frames.len());
+        Arrival::Explore(first)
+    }
+
+    /// A job's state, with an empty sleep set (which only explores more).
+    fn arrive_root(&mut self, cx: &mut Ctx<'_, M>, p: &SchedPoint<'_>, g: &StatefulGhost<M>, todo: u32) -> TaskId {
+        let todo = job_root(cx, p, g, todo);
+        let first = lowest(todo);
+        let mut frame = self.spare_frame();
+        frame.todo = todo & !(1 << first);
+        frame.chosen = first as u8;
+        Self::snapshot(&mut frame, p, g);
+        self.frames.push(frame);
+        first
+    }
+
+    fn backtrack(&mut self, _: &mut Ctx<'_, M>) -> bool {
+        while let Some(top) = self.frames.last_mut() {
+            if top.todo != 0 {
+                let t = top.todo.trailing_zeros();
+                top.todo &= !(1 << t);
+                top.chosen = t as u8;
+                return true;
+            }
+            let f = self.frames.pop().expect("a frame");
+            self.spare.push(f);
+        }
+        false
+    }
+
+    fn clear(&mut self) {
+        while let Some(f) = self.frames.pop() {
+            self.spare.push(f);
+        }
+    }
+    fn states(&self) -> u64 {
+        match &self.store {
+            SleepStore::Own(t) => t.len() as u64,
+            SleepStore::Shared(sh) => sh.len(),
+        }
+    }
+    fn memory_bytes(&self) -> u64 {
+        let table = match &self.store {
+            SleepStore::Own(t) => t.bytes(),
+            SleepStore::Shared(sh) => sh.bytes(),
+        };
+        table + self.stacks_bytes()
+    }
+}

@@ -1,0 +1,190 @@
+//! Counterexamples: made shortest by a breadth-first pass once the depth-first search has found
+//! a violation (for a cycle: the shortest prefix to the cycle, then the shortest fair cycle
+//! through its entry), and replayed with the recorder on to print them.
+
+use std::collections::{HashSet, VecDeque};
+
+use mmmodel::model::Named;
+
+use super::findings::{Findings, Target};
+use super::space::{Probe, Recorded, Runner};
+use crate::engine::types::{Found, Replay};
+use crate::monitor::{Checked, Violation};
+use crate::spec::Spec;
+
+/// Probes of one spec's state space.
+pub(super) struct Shortest<'r, 'a, M: Checked> {
+    pub runner: &'r mut Runner<M>,
+    pub spec: &'a Spec<M>,
+    /// States are named by their own fingerprints (an orbit census), not their orbits'.
+    pub identity: bool,
+}
+
+impl<M: Checked> Shortest<'_, '_, M> {
+    fn probe(&mut self, choices: &[u8]) -> Probe {
+        self.runner.probe(self.spec, self.identity, choices)
+    }
+
+    /// Breadth-first from the state `start` leads to, over states `allowed` admits, carrying
+    /// the mask of the tasks that have moved since: the shortest schedule (after `start`, at
+    /// most `max_len` long) whose last transition satisfies `goal`.
+    fn bfs(
+        &mut self,
+        start: &[u8],
+        max_len: usize,
+        budget: u64,
+        allowed: &dyn Fn(u64) -> bool,
+        goal: &dyn Fn(&Probe, u32) -> bool,
+    ) -> Option<Vec<u8>> {
+        let limit = self.runner.executions.saturating_add(budget);
+        let (fp0, en0) = self.probe(start).state?;
+        let mut seen: HashSet<(u64, u32)> = HashSet::new();
+        let mut queue: VecDeque<(u32, u32, Vec<u8>)> = VecDeque::new();
+        seen.insert((fp0, 0));
+        queue.push_back((en0, 0, Vec::new()));
+        while let Some((enabled, moved, path)) = queue.pop_front() {
+            if path.len() >= max_len {
+                continue;
+            }
+            if self.runner.executions >= limit {
+                return None;
+            }
+            let mut e = enabled;
+            while e != 0 {
+                let t = e.trailing_zeros() as u8;
+                e &= !(1 << t);
+                let mut next = path.clone();
+                next.push(t);
+                let mut full = start.to_vec();
+                full.extend_from_slice(&next);
+                let probe = self.probe(&full);
+                let moved = moved | 1 << t;
+                if goal(&probe, moved) {
+                    return Some(next);
+                }
+                if let Some((fp, en)) = probe.state {
+                    if allowed(fp) && seen.insert((fp, moved)) {
+                        queue.push_back((en, moved, next));
+                    }
+                }
+            }
+        }
+        None
+    }
+
+    /// The shortest counterexample for what the depth-first search found: a breadth-first
+    /// pass, given as many executions as the depth-first search took transitions (and at least
+    /// 20,000); if it runs out, the depth-first search's own schedule (not always the shortest).
+    pub fn shortest(&mut self, found: &mut Findings, error: &mut Option<String>) -> Option<Found> {
+        let budget = found.transitions.max(20_000);
+        match found.target.take()? {
+            Target::Safety { invariant, path } => {
+                let short = self.bfs(&[], path.len(), budget, &|_| true, &|p, _| p.violated.contains(&invariant));
+                let path = short.unwrap_or(path);
+                let r = self.runner.record(self.spec, &path, None);
+                Some(report(self.spec, found, error, r, path, None, None))
+            }
+            Target::Cycle { members, must_move, path, class } => {
+                let inside = |fp: u64| members.contains(&fp);
+                // The shortest way into the component.
+                let prefix = self
+                    .bfs(&[], path.len() + 1, budget, &|_| true, &|p, _| p.state.is_some_and(|(fp, _)| inside(fp)))
+                    .unwrap_or(path);
+                let entry = self.probe(&prefix).state?.0;
+                // The shortest fair cycle through the entry: back to it, every task that must
+                // move having moved (inside the component, which is small).
+                let cycle = self.bfs(&prefix, members.len() * 32 + 32, u64::MAX, &inside, &|p, moved| {
+                    p.state.is_some_and(|(fp, _)| fp == entry) && moved & must_move == must_move
+                })?;
+                let mut choices = prefix.clone();
+                choices.extend_from_slice(&cycle);
+                let r = self.runner.record(self.spec, &choices, Some(prefix.len()));
+                Some(report(self.spec, found, error, r, choices, Some(prefix.len()), Some(class)))
+            }
+        }
+    }
+}
+
+/// The violation of a lasso (the engine's own: no monitor sees an infinite execution).
+fn lasso_violation<M: Checked>(at: usize) -> Violation {
+    Violation::new(
+        M::PROGRESS,
+        Some(at),
+        format!(
+            "the execution can go on for ever: from #{at} on, the steps marked ~ bring it back to the state it was \
+             in at #{at}, and repeat; every task that can move at every step of the cycle moves in it (a fair \
+             cycle, found with no step bound)"
+        ),
+    )
+}
+
+/// A recorded schedule as a counterexample. `class`: for a cycle the search found, the
+/// lasso invariant it classed it under (`Some(None)`: none); `None` for a replay.
+///
+/// A lasso is also judged by the trace form of the lasso invariants ([`Checked::lasso`]),
+/// whose violations come first (they name the verdict). A cycle the search classed under
+/// an invariant must be one the trace form names too: if not, the two forms disagree and
+/// the outcome is an error. A cycle the search did not class keeps its verdict (the
+/// search decided on the whole graph that no fair cycle of a lasso invariant exists; the
+/// shortest lasso through a fair component is not always fair itself). A replay takes
+/// the trace form's word.
+pub(super) fn report<M: Checked>(
+    spec: &Spec<M>,
+    found: &mut Findings,
+    error: &mut Option<String>,
+    r: Recorded,
+    choices: Vec<u8>,
+    cycle: Option<usize>,
+    class: Option<Option<u8>>,
+) -> Found {
+    let mut violations = r.violations;
+    if cycle.is_some() {
+        let from = r.cycle_from.unwrap_or(0);
+        let invariants = &spec.invariants;
+        let judged: Vec<Violation> = r
+            .trace
+            .events::<M::Event>()
+            .map(|events| M::lasso(&spec.cfg, events, from))
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|v| invariants.iter().any(|i| i.name() == v.invariant))
+            .collect();
+        let keep: Vec<Violation> = match class {
+            None => {
+                for v in &judged {
+                    *found.violated.entry(v.invariant).or_insert(0) += 1;
+                    found.first_violation.entry(v.invariant).or_insert(found.transitions);
+                }
+                judged
+            }
+            Some(None) => Vec::new(),
+            Some(Some(c)) => {
+                let want = M::LASSO.get(c as usize).map(|i| i.name()).unwrap_or("?");
+                let (named, _): (Vec<Violation>, Vec<Violation>) =
+                    judged.into_iter().partition(|v| v.invariant == want);
+                if named.is_empty() && error.is_none() {
+                    *error = Some(format!(
+                        "the search found a fair cycle of {want} (its online form), but the lasso it reports is not \
+                         one by the trace form of {want} (an engine or monitor bug)"
+                    ));
+                }
+                named
+            }
+        };
+        violations.splice(0..0, keep);
+        violations.push(lasso_violation::<M>(from));
+    } else if r.deadlock {
+        violations.push(Violation::new(
+            M::PROGRESS,
+            r.trace.len().checked_sub(1),
+            "no task can move and some have not finished: they never will (a deadlock)".into(),
+        ));
+    }
+    Found {
+        replay: Replay::Schedule { choices, cycle },
+        trace: r.trace,
+        violations,
+        mutation_reached: r.mutation_reached,
+        cycle_from: r.cycle_from,
+    }
+}

@@ -1,0 +1,304 @@
+//! The state space of one [`Spec`]: executions of the model's own code on the stateful
+//! platform (`mmmodel::platform::stateful`: every task a coroutine, every scheduling choice
+//! ours), a state's fingerprint and its images under symmetry, probes (replay a schedule and
+//! say where it leads) and recordings (replay it with the recorder on, for the report). With
+//! the ghost (`ghost.rs`, the online monitors' half of a state), this is the layer that knows
+//! the platform: every other layer names the platform's types through this file.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use mmmodel::kernel::sched::Start;
+use mmmodel::model::{run, Named};
+use mmmodel::platform::stateful;
+pub(super) use mmmodel::platform::stateful::{
+    Decision, Op, RunEnd, SchedPoint, SnapChooser, Snapshot, StackPool, SymImage, TaskId,
+};
+use mmmodel::platform::Stateful;
+
+use super::ghost::{Mode, StatefulGhost};
+use crate::engine::types::ReductionDefect;
+use crate::monitor::online::Found as OnlineFound;
+use crate::monitor::{self, Checked, Exec, Violation};
+use crate::spec::Spec;
+use crate::trace::Trace;
+
+/// Runs executions of one spec on the stateful platform.
+pub(super) struct Runner<M: Checked> {
+    pub cfg: Arc<M::Config>,
+    pub ghost: Arc<StatefulGhost<M>>,
+    pub fin: Arc<Mutex<Option<M::Final>>>,
+    pool: StackPool,
+    pub executions: u64,
+}
+
+impl<M: Checked> Runner<M> {
+    /// A runner for `spec` whose ghost runs the online monitors (with the loop summaries unless
+    /// `history_only`), canonicalising under the group `images` (with `perms`, the same in the
+    /// model's terms), and with a runtime defect seeded if `defect` is one.
+    pub fn new(
+        spec: &Spec<M>,
+        history_only: bool,
+        images: &[SymImage],
+        perms: Vec<mmmodel::model::Perm>,
+        por: bool,
+        defect: Option<ReductionDefect>,
+    ) -> Self {
+        let mut pool = StackPool::new();
+        match defect {
+            Some(ReductionDefect::SymmetryForgetsNodeObjects) => pool.seed_symmetry_defect_forget_node_objects(),
+            Some(ReductionDefect::SymmetryJoinsInOrder) => pool.seed_symmetry_defect_join_in_order(),
+            _ => {}
+        }
+        pool.set_symmetry(images);
+        if defect == Some(ReductionDefect::SnapshotForgetsObjects) {
+            pool.seed_snapshot_defect_keep_objects();
+        }
+        let ghost = StatefulGhost::new(spec.cfg.clone(), !history_only, perms);
+        ghost.set_por(por);
+        Runner {
+            cfg: Arc::new(spec.cfg.clone()),
+            ghost: Arc::new(ghost),
+            fin: Arc::new(Mutex::new(None)),
+            pool,
+            executions: 0,
+        }
+    }
+
+    /// Run one execution: `chooser` decides every scheduling point. Returns how it ended and
+    /// the final state if every task finished.
+    pub fn execute(
+        &mut self,
+        mode: Mode,
+        record: bool,
+        chooser: &mut dyn FnMut(&SchedPoint<'_>, &StatefulGhost<M>) -> TaskId,
+    ) -> (RunEnd, Option<M::Final>) {
+        self.executions += 1;
+        self.ghost.reset(mode, record);
+        let body = self.body();
+        let g = Arc::clone(&self.ghost);
+        let mut ch = |p: &SchedPoint<'_>| chooser(p, &g);
+        let end = stateful::run(&mut self.pool, body, &mut ch);
+        let fin = self.take_final();
+        (end, fin)
+    }
+
+    /// Run one execution that `chooser` takes back to earlier states by restoring snapshots
+    /// (`snapshots.rs`).
+    pub fn execute_snapshots(&mut self, mode: Mode, chooser: &mut dyn SnapChooser) -> RunEnd {
+        self.executions += 1;
+        self.ghost.reset(mode, false);
+        let body = self.body();
+        stateful::run_snapshots(&mut self.pool, body, chooser)
+    }
+
+    /// The final state the last execution left, if every task finished.
+    pub fn take_final(&self) -> Option<M::Final> {
+        self.fin.lock().unwrap_or_else(|e| e.into_inner()).take()
+    }
+
+    /// An execution's body (task 0): the model's `run` on the stateful platform, leaving its
+    /// final state in `fin`.
+    fn body(&self) -> impl FnOnce() + 'static {
+        let (cfg, ghost, fin) = (Arc::clone(&self.cfg), Arc::clone(&self.ghost), Arc::clone(&self.fin));
+        move || {
+            let ran = run::<M, Stateful<StatefulGhost<M>>>(&cfg, ghost, &Start::default());
+            *fin.lock().unwrap_or_else(|e| e.into_inner()) = Some(ran.fin);
+        }
+    }
+}
+
+// ---------------------------------------------------------------- states
+
+pub(super) fn mix(a: u64, b: u64) -> u64 {
+    let r = (a ^ 0x9e37_79b9_7f4a_7c15).wrapping_mul(0xbf58_476d_1ce4_e5b9) ^ b.rotate_left(29);
+    let r = (r ^ (r >> 31)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    r ^ (r >> 32)
+}
+
+/// The whole state at a scheduling point.
+#[inline]
+pub(super) fn fingerprint<M: Checked>(p: &SchedPoint<'_>, ghost: &StatefulGhost<M>) -> u64 {
+    fingerprint_image(p, ghost).0
+}
+
+/// The fingerprint, and the group element whose image it is (`None`: the identity).
+pub(super) fn fingerprint_image<M: Checked>(p: &SchedPoint<'_>, ghost: &StatefulGhost<M>) -> (u64, Option<usize>) {
+    let mut fp = identity_fingerprint(p, ghost);
+    let mut which = None;
+    // Symmetry: the least fingerprint over the state's images (its orbit's representative).
+    for k in 0..p.symmetry_images() {
+        let f = image_fingerprint(p, ghost, k);
+        if f < fp {
+            fp = f;
+            which = Some(k);
+        }
+    }
+    (fp, which)
+}
+
+/// The whole state at a scheduling point, not canonicalised.
+pub(super) fn identity_fingerprint<M: Checked>(p: &SchedPoint<'_>, ghost: &StatefulGhost<M>) -> u64 {
+    let runtime = if ghost.summaries() { p.fingerprint() } else { p.fingerprint_keeping_finished() };
+    mix(runtime, ghost.state_hash())
+}
+
+/// The fingerprint of the state's image under element `k` of the symmetry group.
+pub(super) fn image_fingerprint<M: Checked>(p: &SchedPoint<'_>, ghost: &StatefulGhost<M>, k: usize) -> u64 {
+    mix(p.fingerprint_image(k), ghost.state_hash_image(k))
+}
+
+/// The mask of every task that exists at `p`.
+pub(super) fn tasks_mask(p: &SchedPoint<'_>) -> u32 {
+    if p.num_tasks() >= 32 {
+        u32::MAX
+    } else {
+        (1u32 << p.num_tasks()) - 1
+    }
+}
+
+/// The lowest task of a mask.
+#[inline]
+pub(super) fn lowest(mask: u32) -> TaskId {
+    mask.trailing_zeros() as TaskId
+}
+
+/// The runtime's shape at a point: tasks, objects and locks made, and tasks finished (a step
+/// that changes it is dependent on every other, `por.rs`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) struct Shape {
+    pub tasks: usize,
+    pub objects: usize,
+    pub locks: usize,
+    pub finished: u32,
+}
+
+impl Shape {
+    pub fn of(p: &SchedPoint<'_>) -> Self {
+        Shape { tasks: p.num_tasks(), objects: p.num_objects(), locks: p.num_locks(), finished: p.finished() }
+    }
+}
+
+// ---------------------------------------------------------------- probes and recordings
+
+/// What one probe (a replay of a schedule, then one step) saw.
+pub(super) struct Probe {
+    /// The state after the schedule (`None`: the execution ended).
+    pub state: Option<(u64, u32)>,
+    /// Invariants violated by the schedule's last transition (or at the end).
+    pub violated: Vec<&'static str>,
+}
+
+/// A schedule replayed with the recorder on.
+pub(super) struct Recorded {
+    pub trace: Trace,
+    pub coverage: BTreeMap<&'static str, u64>,
+    pub violations: Vec<Violation>,
+    pub mutation_reached: bool,
+    pub cycle_from: Option<usize>,
+    pub deadlock: bool,
+}
+
+impl<M: Checked> Runner<M> {
+    /// Replay `choices`; report the state after them (its own fingerprint if `identity`, else
+    /// its orbit's) and what their last transition found.
+    pub fn probe(&mut self, spec: &Spec<M>, identity: bool, choices: &[u8]) -> Probe {
+        let invariants = &spec.invariants;
+        let ids = |found: &OnlineFound<M>| -> Vec<&'static str> {
+            found.violated.iter().filter(|i| invariants.contains(i)).map(|i| i.name()).collect()
+        };
+        let mut step = 0usize;
+        let mut state = None;
+        let mut violated = Vec::new();
+        let mut chooser = |p: &SchedPoint<'_>, g: &StatefulGhost<M>| -> TaskId {
+            let i = step;
+            step += 1;
+            if i + 1 == choices.len() {
+                let _ = g.take();
+            }
+            if i < choices.len() {
+                return choices[i] as TaskId;
+            }
+            if i == choices.len() {
+                let fp = if identity { identity_fingerprint(p, g) } else { fingerprint(p, g) };
+                state = Some((fp, p.enabled()));
+                let (found, _) = g.take();
+                violated.extend(ids(&found));
+                g.set_mode(Mode::FastForward);
+            }
+            lowest(p.enabled())
+        };
+        let (end, fin) = self.execute(Mode::Replay, false, &mut chooser);
+        if state.is_none() {
+            // The schedule's last transition ended the execution.
+            let g = &self.ghost;
+            let (found, _) = g.take();
+            violated.extend(ids(&found));
+            match (end, fin) {
+                (RunEnd::AllFinished, Some(fin)) => violated.extend(ids(&g.end(&fin))),
+                (RunEnd::Deadlock { .. }, _) if invariants.contains(&M::PROGRESS) => violated.push(M::PROGRESS.name()),
+                _ => {}
+            }
+        }
+        violated.sort_unstable();
+        violated.dedup();
+        Probe { state, violated }
+    }
+
+    /// Replay `choices` with the recorder on, for the report. With `cycle`, the recording
+    /// stops where the choices end (what follows is the harness ending the execution, not a
+    /// part of the lasso), and the position where the cycle starts is returned.
+    pub fn record(&mut self, spec: &Spec<M>, choices: &[u8], cycle: Option<usize>) -> Recorded {
+        let mut step = 0usize;
+        let mut cycle_from = None;
+        let mut schedule_end = None;
+        let mut chooser = |p: &SchedPoint<'_>, g: &StatefulGhost<M>| -> TaskId {
+            let i = step;
+            step += 1;
+            if Some(i) == cycle {
+                cycle_from = Some(g.recorded_len());
+            }
+            if i < choices.len() {
+                return choices[i] as TaskId;
+            }
+            if i == choices.len() {
+                schedule_end = Some(g.recorded_len());
+                g.set_mode(Mode::FastForward);
+            }
+            lowest(p.enabled())
+        };
+        let (end, fin) = self.execute(Mode::Replay, true, &mut chooser);
+        let mut events = self.ghost.take_record();
+        let mutation_reached = self.ghost.mutation_reached();
+        let violations = match (&fin, cycle) {
+            (Some(fin), None) => {
+                let exec = Exec::<M> { cfg: &spec.cfg, events: &events, fin };
+                monitor::check(&exec, &spec.invariants)
+            }
+            _ => Vec::new(),
+        };
+        if cycle.is_some() {
+            events.truncate(schedule_end.unwrap_or(events.len()));
+        }
+        // The coverage of the events shown (a replay's coverage line counts this one
+        // execution, as loom's and shuttle's count the executions they replayed).
+        let coverage = match &fin {
+            Some(fin) => monitor::coverage(&Exec::<M> { cfg: &spec.cfg, events: &events, fin }),
+            None => {
+                let mut m = BTreeMap::new();
+                for c in events.iter().filter_map(|(_, e)| M::coverage(e)) {
+                    *m.entry(c.name()).or_insert(0) += 1;
+                }
+                m
+            }
+        };
+        Recorded {
+            trace: Trace::new(events),
+            coverage,
+            violations,
+            mutation_reached,
+            cycle_from,
+            deadlock: matches!(end, RunEnd::Deadlock { .. }),
+        }
+    }
+}

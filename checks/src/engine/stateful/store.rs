@@ -1,0 +1,201 @@
+//! The visited tables and what they may cost: the workers' sharded table ([`Sharded`]), the
+//! memory this machine can give a search ([`available_memory`]), and the budget every store
+//! checks before it takes one more state ([`Budget`]). One search's own table is
+//! [`super::table::FpTable`].
+//!
+//! The workers' table is cut into [`SHARDS`] shards by the fingerprint's top bits, each a hash
+//! table behind its own lock (a worker holds one lock for one lookup-and-insert, never two;
+//! with 256 shards and a handful of workers a lock is almost never contended). A state belongs
+//! to the worker that inserts it, which explores it; under partial-order reduction the entry
+//! is its sleep mask, and a visit with a smaller one explores the difference, whoever stored
+//! it (the same rule as one worker's).
+
+use std::collections::{HashMap, HashSet};
+use std::hash::BuildHasherDefault;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::Mutex;
+
+use super::table::{FpTable, SLOT_BYTES};
+
+/// Fingerprints are already uniformly distributed: hash them by themselves.
+#[derive(Default)]
+pub(super) struct Identity(u64);
+
+impl std::hash::Hasher for Identity {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, _: &[u8]) {
+        unreachable!("only u64 keys")
+    }
+    fn write_u64(&mut self, i: u64) {
+        self.0 = i;
+    }
+}
+
+/// A set of fingerprints.
+pub(super) type FpSet = HashSet<u64, BuildHasherDefault<Identity>>;
+
+/// Shards of the shared visited table.
+pub const SHARDS: usize = 256;
+
+/// Bytes the shared visited table takes per slot of capacity (key, value, control byte).
+pub const BYTES_PER_SLOT: u64 = 8 + 4 + 1;
+
+/// Bytes of the visited-state table per state stored, at the table's emptiest (just after it
+/// doubled), for the larger of the two tables: one search's (`table.rs`: a 16-byte slot, a
+/// 64-bit fingerprint beside a 32-bit index, doubling at 3/4 full: 42 bytes) and the workers'
+/// shared one (a hash table slot with a control byte, doubling at 7/8 full: 29 bytes).
+pub const BYTES_PER_STATE: u64 = {
+    let one = SLOT_BYTES * 8 / 3;
+    let shared = BYTES_PER_SLOT * 8 / 7 * 2;
+    if one > shared {
+        one
+    } else {
+        shared
+    }
+};
+
+/// Memory this machine can give the search: 80 % of what is available now, or less if the
+/// environment variable `MMCHECK_MEMORY_MIB` says so (as SPIN's `-DMEMLIM`: a limit for a
+/// shared machine, and the way the tests make a search run out of memory).
+pub fn available_memory() -> u64 {
+    let avail = std::fs::read_to_string("/proc/meminfo").ok().and_then(|m| {
+        m.lines()
+            .find(|l| l.starts_with("MemAvailable:"))
+            .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+    });
+    let machine = avail.map_or(8 << 30, |kb| kb * 1024 / 5 * 4);
+    let limit = std::env::var("MMCHECK_MEMORY_MIB").ok().and_then(|v| v.trim().parse::<u64>().ok());
+    limit.map_or(machine, |mib| machine.min(mib.saturating_mul(1 << 20)))
+}
+
+/// How many states a search may store, and in how many bytes.
+#[derive(Clone, Copy)]
+pub(super) struct Budget {
+    pub max_states: Option<u64>,
+    pub max_memory: u64,
+}
+
+impl Budget {
+    /// Room for one more state in one search's table (`others`: the bytes of the search's other
+    /// structures, its stacks), or why not.
+    pub fn reserve(&self, table: &mut FpTable, others: u64) -> Result<(), &'static str> {
+        if self.max_states.is_some_and(|m| table.len() as u64 >= m) {
+            return Err("state budget (max_states)");
+        }
+        if table.len() >= table.capacity() {
+            let grow = table.capacity().max(1024);
+            if table.bytes_after(grow) + others > self.max_memory {
+                return Err("memory");
+            }
+            table.try_reserve(grow).map_err(|_| "memory")?;
+        }
+        Ok(())
+    }
+
+    /// Room for one more state in the workers' table, or why not.
+    pub fn reserve_shared(&self, table: &Sharded) -> Result<(), &'static str> {
+        let n = table.states.load(Relaxed);
+        if self.max_states.is_some_and(|m| n >= m) {
+            return Err("state budget (max_states)");
+        }
+        if n.saturating_mul(BYTES_PER_STATE) > self.max_memory {
+            return Err("memory");
+        }
+        Ok(())
+    }
+}
+
+type Shard = HashMap<u64, u32, BuildHasherDefault<Identity>>;
+
+/// The visited table the workers of one search share.
+pub(super) struct Sharded {
+    shards: Box<[Mutex<Shard>]>,
+    /// States stored, by every worker.
+    pub states: AtomicU64,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Default for Sharded {
+    fn default() -> Self {
+        Sharded { shards: (0..SHARDS).map(|_| Mutex::new(Shard::default())).collect(), states: AtomicU64::new(0) }
+    }
+}
+
+impl Sharded {
+    fn shard(&self, fp: u64) -> &Mutex<Shard> {
+        &self.shards[(fp >> 56) as usize % SHARDS]
+    }
+
+    /// Insert `fp` with `value` if it is not stored: whether it was new.
+    pub fn insert(&self, fp: u64, value: u32) -> bool {
+        let mut s = lock(self.shard(fp));
+        if s.contains_key(&fp) {
+            return false;
+        }
+        s.insert(fp, value);
+        drop(s);
+        self.states.fetch_add(1, Relaxed);
+        true
+    }
+
+    /// Whether `fp` is stored.
+    pub fn contains(&self, fp: u64) -> bool {
+        lock(self.shard(fp)).contains_key(&fp)
+    }
+
+    /// Partial-order reduction's visit of `fp` with sleep mask `asleep`: `None` if the state
+    /// is new (stored with `asleep`); otherwise the transitions the stored visits left asleep
+    /// and this one does not (the stored mask becomes the intersection).
+    pub fn visit_sleeping(&self, fp: u64, asleep: u32) -> Option<u32> {
+        let mut s = lock(self.shard(fp));
+        match s.get_mut(&fp) {
+            Some(stored) => {
+                let left = *stored & !asleep;
+                *stored &= asleep;
+                Some(left)
+            }
+            None => {
+                s.insert(fp, asleep);
+                drop(s);
+                self.states.fetch_add(1, Relaxed);
+                None
+            }
+        }
+    }
+
+    /// States stored.
+    pub fn len(&self) -> u64 {
+        self.states.load(Relaxed)
+    }
+
+    /// Slots of capacity over every shard (for the memory figure).
+    pub fn capacity(&self) -> usize {
+        self.shards.iter().map(|s| lock(s).capacity()).sum()
+    }
+
+    /// The bytes of its slots.
+    pub fn bytes(&self) -> u64 {
+        self.capacity() as u64 * BYTES_PER_SLOT
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_sharded_table_stores_and_intersects_sleep_masks() {
+        let s = Sharded::default();
+        assert!(s.insert(7, 0) && !s.insert(7, 0));
+        assert_eq!(s.visit_sleeping(9, 0b110), None);
+        assert_eq!(s.visit_sleeping(9, 0b010), Some(0b100));
+        assert_eq!(s.visit_sleeping(9, 0b011), Some(0));
+        assert_eq!(s.len(), 2);
+        assert!(s.contains(9) && !s.contains(8));
+    }
+}
