@@ -225,7 +225,8 @@ crate::named! {
         /// A throttled task slept its full timeout.
         ThrottleTimedOut = "throttle-timed-out",
         /// Derived: a throttled task slept its full timeout although its condition cleared
-        /// while it slept (the bounded late wake-up the kernel accepts by design).
+        /// while it slept (a missed or late wake-up, bounded by the timeout; docs/findings.md,
+        /// T4).
         SleptFullTimeout = "slept-full-timeout",
         /// Derived: a task became runnable on a CPU that another task was running on.
         CpuContended = "cpu-contended",

@@ -1,6 +1,7 @@
-//! Reclaim throttling, 5.16 to today (Mel Gorman's "Remove dependency on congestion_wait in
-//! mm/", merged for 5.16-rc1, and the fixes that followed), as a model: model name
-//! `reclaim-throttle`.
+//! Reclaim throttling as 5.16 introduced it (Mel Gorman's "Remove dependency on congestion_wait
+//! in mm/", merged for 5.16-rc1) and the fixes the variants are named after, up to 4fbbb3fde3c6
+//! (6.5), as a model: model name `reclaim-throttle`. The per-CPU drain is that of the kernels
+//! before 443c2accd1b6 (6.0), which drains remote per-CPU lists without waiting for work.
 //!
 //! * [`vmscan`]: `reclaim_throttle()` with its reasons (WRITEBACK, ISOLATED, NOPROGRESS,
 //!   CONGESTED) and timeouts, `nr_writeback_throttled` and `nr_reclaim_start`,
@@ -12,8 +13,8 @@
 //! The node (`pgdat`) is one: its LRU and isolated page counts, the four queues, the
 //! throttled count and the writeback counters are explored memory. CPUs are
 //! [`crate::kernel::cpu`]: under `preempt = "none"` a task holds its CPU while it runs.
-//! Kernel sources: docs/kernel-source.md, "Reclaim throttling"; what the model leaves out:
-//! docs/model.md, Part 3 of the models ("the reclaim-throttle model").
+//! Kernel sources: docs/kernel-source.md, Part 3 ("the reclaim-throttle model"); how the model
+//! follows them and what it leaves out: docs/model.md, Part 4 ("the reclaim-throttle model").
 
 pub mod event;
 pub mod vmscan;

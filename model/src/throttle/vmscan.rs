@@ -3,7 +3,8 @@
 //! `skip_throttle_noprogress()`; mm/internal.h's `acct_reclaim_writeback()` and
 //! `wake_throttle_isolated()`; mm/compaction.c's `too_many_isolated()` and the loop of
 //! `isolate_migratepages_block()` around it; mm/page_alloc.c's `__drain_all_pages()` with
-//! `flush_work()`; and the roles. Kernel sources: docs/kernel-source.md, "Reclaim throttling".
+//! `flush_work()`; and the roles. Kernel sources: docs/kernel-source.md, Part 3; the mapping:
+//! docs/model.md, Part 4.
 
 use core::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed};
 
