@@ -1,4 +1,4 @@
-//! The parsed form of a C litmus test: what [`parse`](super::parse) returns.
+//! The parsed form of a C litmus test: what [`parse()`](super::parse()) returns.
 //!
 //! Every name here is the one in the test's text (registers, locations, parameters); nothing
 //! is renamed or numbered. Line numbers are 1-based lines of the file.
