@@ -12,6 +12,7 @@ pub mod check;
 pub mod engine;
 pub mod files;
 pub mod html;
+pub mod litmus;
 pub mod matrix;
 pub mod monitor;
 pub mod recorder;
