@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 
-use mmcheck::engine::{Engine, Explore, Options};
+use mmcheck::engine::{Engine, Explore, Memory, Options};
 use mmcheck::scenario;
 
 fn load(rel: &str) -> mmcheck::scenario::Scenario {
@@ -71,7 +71,7 @@ fn stateful(c: &mut Criterion) {
         ("kswapd_direct_reclaim_bdi", "kswapd-stall/recheck-direct-reclaim-bdi-stateful.toml"),
     ] {
         let sc = load(rel);
-        let e = Engine::Stateful { max_states: None };
+        let e = Engine::Stateful { max_states: None, memory: Memory::Sc };
         let o = sc.spec.explore(e, &Options::default());
         let st = o.stats.expect("the stateful engine reports its figures");
         eprintln!(

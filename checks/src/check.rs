@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::engine::{self, Engine, EngineName, Explore, Options, Outcome};
+use crate::engine::{self, Engine, EngineName, Explore, Memory, Options, Outcome};
 use crate::scenario::{ExpectVerdict, Scenario};
 use crate::token::ReplayToken;
 
@@ -470,14 +470,18 @@ pub fn engines_named(sc: &Scenario, name: EngineName) -> Vec<Engine> {
             Engine::Loom { .. } | Engine::Stateful { .. } => {}
         }
     }
-    let max_states = sc.engines.iter().find_map(|e| match e {
-        Engine::Stateful { max_states } => *max_states,
-        _ => None,
-    });
+    let (max_states, memory) = sc
+        .engines
+        .iter()
+        .find_map(|e| match e {
+            Engine::Stateful { max_states, memory } => Some((*max_states, *memory)),
+            _ => None,
+        })
+        .unwrap_or((None, Memory::Sc));
     let loom = Engine::Loom { preemption_bound: pb.flatten() };
     let pct = Engine::ShuttlePct { iterations, depth, seed };
     let random = Engine::ShuttleRandom { iterations, seed };
-    let stateful = Engine::Stateful { max_states };
+    let stateful = Engine::Stateful { max_states, memory };
     match name {
         EngineName::Loom => vec![loom],
         EngineName::ShuttlePct => vec![pct],

@@ -24,7 +24,7 @@ use std::sync::Arc;
 use mmmodel::model::{FieldError, Fields, Value};
 use toml::Spanned;
 
-use crate::engine::{Engine, EngineName};
+use crate::engine::{Engine, EngineName, Memory};
 use crate::files::FileError;
 use crate::recorder::Bounds;
 use crate::registry::{AnyModel, Parts, Registry};
@@ -786,6 +786,7 @@ const EXPLORE_KEYS: &[&str] = &[
     "shortest_budget",
     "max_states",
     "reduce",
+    "memory",
 ];
 
 fn explore_table(ctx: &mut Ctx, ex: &Table) -> Option<Explore> {
@@ -808,6 +809,13 @@ fn explore_table(ctx: &mut Ctx, ex: &Table) -> Option<Explore> {
     let max_seconds_v = ex.float(ctx, "max_seconds");
     let budget_v = ex.int(ctx, "shortest_budget");
     let reduce_v = ex.strings(ctx, "reduce");
+    let memory_v = ex.str(ctx, "memory");
+    let mut memory = Memory::Sc;
+    if let Some(v) = &memory_v {
+        let names: Vec<&str> = Memory::ALL.iter().map(|m| m.name()).collect();
+        let r = ctx.one_of(v, "explore.memory", &names).map(|n| Memory::from_name(n).expect("listed"));
+        memory = ctx.keep(r).unwrap_or(memory);
+    }
     let mut reduce = None;
     if let Some(list) = &reduce_v {
         let mut r = crate::engine::Reduce::NONE;
@@ -906,6 +914,16 @@ fn explore_table(ctx: &mut Ctx, ex: &Table) -> Option<Explore> {
             ));
         }
     }
+    if let (Some(v), false) = (&memory_v, matches!(engine, EngineName::Stateful | EngineName::All)) {
+        ctx.push(ctx.err(
+            v.span(),
+            "explore.memory",
+            format!(
+                "only the stateful engine takes a memory model (engine is {name}: loom explores its C11 subset, \
+                 shuttle sequential consistency)"
+            ),
+        ));
+    }
     if let (Some(list), false) = (&reduce_v, matches!(engine, EngineName::Stateful | EngineName::All)) {
         let span = list.first().map(|e| e.span()).unwrap_or(0..0);
         ctx.push(ctx.err(span, "explore.reduce", format!("only the stateful engine reduces (engine is {name})")));
@@ -956,7 +974,7 @@ fn explore_table(ctx: &mut Ctx, ex: &Table) -> Option<Explore> {
     let loom = Engine::Loom { preemption_bound: pb };
     let pct = Engine::ShuttlePct { iterations, depth, seed };
     let random = Engine::ShuttleRandom { iterations, seed };
-    let stateful = Engine::Stateful { max_states };
+    let stateful = Engine::Stateful { max_states, memory };
     let engines = match engine {
         EngineName::Loom => vec![loom],
         EngineName::ShuttlePct => vec![pct],

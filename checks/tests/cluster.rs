@@ -17,7 +17,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use mmcheck::engine::stateful::cluster::Cluster;
-use mmcheck::engine::{Engine, Explore, Options, Outcome, Reduce, ReductionDefect};
+use mmcheck::engine::{Engine, Explore, Memory, Options, Outcome, Reduce, ReductionDefect};
 use mmcheck::scenario::{self, Scenario};
 
 mod common;
@@ -163,7 +163,7 @@ fn a_state_budget_stops_a_cluster_incomplete() {
                 let sc = &sc;
                 s.spawn(move || {
                     sc.spec.explore(
-                        Engine::Stateful { max_states: Some(6_000) },
+                        Engine::Stateful { max_states: Some(6_000), memory: Memory::Sc },
                         &Options { cluster: Some(c), ..Options::default() },
                     )
                 })

@@ -18,14 +18,14 @@
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
-use mmcheck::engine::{Engine, Explore, Options, Outcome, Reduce, ReductionDefect};
+use mmcheck::engine::{Engine, Explore, Memory, Options, Outcome, Reduce, ReductionDefect};
 use mmcheck::scenario;
 use mmcheck::spec::AnySpec;
 use proptest::prelude::*;
 
 mod common;
 
-const ENGINE: Engine = Engine::Stateful { max_states: Some(250_000) };
+const ENGINE: Engine = Engine::Stateful { max_states: Some(250_000), memory: Memory::Sc };
 const POR: Reduce = Reduce { symmetry: false, por: true, snapshot: false, defect: None };
 
 fn explore(spec: &Arc<dyn AnySpec>, reduce: Reduce) -> Outcome {
@@ -176,7 +176,7 @@ fn por_visits_every_state_and_changes_no_verdict_of_a_shipped_scenario() {
 fn por_is_reported_not_applied_where_it_cannot_apply() {
     let dir = common::scenarios_dir();
     let sc = scenario::load(&dir.join("compaction/norescan-v3-aborts-mid-pageblock.toml")).unwrap();
-    let o = sc.spec.explore(Engine::Stateful { max_states: Some(1_000) }, &Options::default());
+    let o = sc.spec.explore(Engine::Stateful { max_states: Some(1_000), memory: Memory::Sc }, &Options::default());
     let st = o.stats.expect("stats");
     assert!(!st.reductions.contains("por"), "{}", st.reductions);
     assert!(st.por_not_applied.is_some_and(|w| w.contains("ghost copies")), "{:?}", st.por_not_applied);
@@ -270,7 +270,7 @@ proptest! {
 fn a_state_budget_stops_the_reduced_search_as_it_stops_the_full_one() {
     let c = cases().iter().rev().find(|c| c.full.found.is_none()).expect("a passing case");
     let budget = c.full.stats.expect("stats").states / 2;
-    let engine = Engine::Stateful { max_states: Some(budget) };
+    let engine = Engine::Stateful { max_states: Some(budget), memory: Memory::Sc };
     for reduce in [Reduce::NONE, POR, Reduce::default()] {
         let o = c.spec.explore(engine, &Options { reduce, ..Options::default() });
         let st = o.stats.expect("stats");

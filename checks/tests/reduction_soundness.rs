@@ -24,7 +24,7 @@
 
 use std::path::Path;
 
-use mmcheck::engine::{Engine, Explore, Options, Outcome, Reduce, ReductionDefect};
+use mmcheck::engine::{Engine, Explore, Memory, Options, Outcome, Reduce, ReductionDefect};
 use mmcheck::scenario;
 use proptest::prelude::*;
 
@@ -64,7 +64,7 @@ fn differ(reduced: &Outcome, full: &Outcome) -> Option<String> {
     None
 }
 
-const ENGINE: Engine = Engine::Stateful { max_states: Some(400_000) };
+const ENGINE: Engine = Engine::Stateful { max_states: Some(400_000), memory: Memory::Sc };
 
 fn opts(reduce: Reduce) -> Options {
     Options { reduce, ..Options::default() }
@@ -78,7 +78,8 @@ fn symmetry_changes_no_verdict_of_a_shipped_scenario() {
         // Whether any reduction applies is known before the search: where none does, the
         // reduced search is the unreduced one and there is nothing to compare.
         // (Snapshots are compared in snapshot_soundness.rs.)
-        let probe = sc.spec.explore(Engine::Stateful { max_states: Some(1) }, &opts(Reduce::default()));
+        let probe =
+            sc.spec.explore(Engine::Stateful { max_states: Some(1), memory: Memory::Sc }, &opts(Reduce::default()));
         if !probe.stats.expect("stateful stats").reductions.contains("symmetry")
             && !probe.stats.expect("stateful stats").reductions.contains("por")
         {
@@ -135,7 +136,7 @@ proptest! {
     }
 }
 
-const ORACLE_ENGINE: Engine = Engine::Stateful { max_states: Some(2_000_000) };
+const ORACLE_ENGINE: Engine = Engine::Stateful { max_states: Some(2_000_000), memory: Memory::Sc };
 
 /// The exact oracle of the symmetry reduction on `sc` under `reduce`: the unreduced search's
 /// states, canonicalised under the group (a census), map onto each other (every image of a

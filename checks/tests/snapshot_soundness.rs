@@ -15,12 +15,12 @@
 //!   the shared objects' values) each change the outcome of shipped scenarios, and the
 //!   comparison above catches them; the first also on the files that check a lasso invariant.
 
-use mmcheck::engine::{Engine, Explore, Options, Outcome, Reduce, ReductionDefect};
+use mmcheck::engine::{Engine, Explore, Memory, Options, Outcome, Reduce, ReductionDefect};
 use mmcheck::scenario;
 
 mod common;
 
-const ENGINE: Engine = Engine::Stateful { max_states: Some(150_000) };
+const ENGINE: Engine = Engine::Stateful { max_states: Some(150_000), memory: Memory::Sc };
 
 /// Why the two outcomes differ, if they do.
 fn differ(snap: &Outcome, replay: &Outcome) -> Option<String> {
@@ -54,7 +54,7 @@ fn snapshots_change_no_figure_of_a_shipped_scenario() {
     let files = common::shipped_small(6);
     let results = common::par_map(&files, |(rel, sc)| -> Option<(bool, bool)> {
         // Whether snapshots apply is known before the search.
-        let probe = sc.spec.explore(Engine::Stateful { max_states: Some(1) }, &Options::default());
+        let probe = sc.spec.explore(Engine::Stateful { max_states: Some(1), memory: Memory::Sc }, &Options::default());
         if probe.stats.expect("stateful stats").snapshot_not_applied.is_some() {
             return None;
         }
@@ -112,7 +112,7 @@ fn defect_is_caught_on(defect: ReductionDefect, want: usize, lasso_only: bool) {
         if lasso_only && !sc.spec.invariants().contains(&"no-soft-lockup") {
             continue;
         }
-        let probe = sc.spec.explore(Engine::Stateful { max_states: Some(1) }, &Options::default());
+        let probe = sc.spec.explore(Engine::Stateful { max_states: Some(1), memory: Memory::Sc }, &Options::default());
         if probe.stats.expect("stateful stats").snapshot_not_applied.is_some() {
             continue;
         }

@@ -14,7 +14,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use mmcheck::engine::{Engine, Explore, Options, Outcome};
+use mmcheck::engine::{Engine, Explore, Memory, Options, Outcome};
 use mmcheck::scenario::{self, ExpectVerdict};
 
 mod common;
@@ -42,7 +42,7 @@ fn loop_summaries_merge_no_states_with_different_futures() {
         }
         // A pass scenario's searches explore everything; a violation scenario's stop at the
         // first violation of the invariant it expects.
-        let engine = Engine::Stateful { max_states: Some(150_000) };
+        let engine = Engine::Stateful { max_states: Some(150_000), memory: Memory::Sc };
         let history = sc.spec.explore(engine, &Options { history_only: true, ..Options::default() });
         if !history.complete && history.found.is_none() {
             return Err(sc.name.clone());

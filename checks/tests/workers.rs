@@ -15,14 +15,14 @@
 
 use std::collections::BTreeSet;
 
-use mmcheck::engine::{Engine, Explore, Options, Outcome, Reduce, ReductionDefect};
+use mmcheck::engine::{Engine, Explore, Memory, Options, Outcome, Reduce, ReductionDefect};
 use mmcheck::scenario::{self, Scenario};
 
 mod common;
 
 /// The budget of the sweep over the shipped scenarios that name another engine (the files that
 /// name the stateful engine are searched whole).
-const ENGINE: Engine = Engine::Stateful { max_states: Some(5_000) };
+const ENGINE: Engine = Engine::Stateful { max_states: Some(5_000), memory: Memory::Sc };
 
 fn explore(sc: &Scenario, workers: usize, defect: Option<ReductionDefect>) -> Outcome {
     explore_with(ENGINE, sc, workers, defect)
@@ -122,8 +122,10 @@ fn several_workers_change_no_verdict_and_store_the_same_states() {
 fn a_state_budget_stops_every_worker() {
     let sc = scenario::load(&common::scenarios_dir().join("kswapd-stall/recheck-3kswapd-writer-anytime-stateful.toml"))
         .unwrap();
-    let o =
-        sc.spec.explore(Engine::Stateful { max_states: Some(5_000) }, &Options { workers: 2, ..Options::default() });
+    let o = sc.spec.explore(
+        Engine::Stateful { max_states: Some(5_000), memory: Memory::Sc },
+        &Options { workers: 2, ..Options::default() },
+    );
     assert!(!o.complete && o.found.is_none() && o.error.is_none(), "{:?}", o.error);
     let st = o.stats.expect("stats");
     assert_eq!(st.stopped_by, Some("state budget (max_states)"));
@@ -135,7 +137,7 @@ fn a_state_budget_stops_every_worker() {
 fn a_market_that_loses_a_given_transition_is_caught() {
     let sc =
         scenario::load(&common::scenarios_dir().join("kswapd-stall/recheck-direct-reclaim-bdi-stateful.toml")).unwrap();
-    let engine = Engine::Stateful { max_states: Some(250_000) };
+    let engine = Engine::Stateful { max_states: Some(250_000), memory: Memory::Sc };
     let one = explore_with(engine, &sc, 1, None);
     assert!(one.complete);
     let bad = explore_with(engine, &sc, 2, Some(ReductionDefect::WorkersLoseGivenTransition));
@@ -150,7 +152,7 @@ fn a_market_that_loses_a_given_transition_is_caught() {
 fn workers_whose_restores_forget_the_ghost_are_caught() {
     let sc =
         scenario::load(&common::scenarios_dir().join("kswapd-stall/recheck-direct-reclaim-bdi-stateful.toml")).unwrap();
-    let engine = Engine::Stateful { max_states: Some(250_000) };
+    let engine = Engine::Stateful { max_states: Some(250_000), memory: Memory::Sc };
     let one = explore_with(engine, &sc, 1, None);
     assert!(one.complete);
     let good = explore_with(engine, &sc, 2, None);

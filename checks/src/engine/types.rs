@@ -25,8 +25,32 @@ pub enum Engine {
     ShuttleDfs { iterations: usize },
     /// The stateful engine: a depth-first search over every scheduling choice of the
     /// protocol code on the stateful platform, storing the states it has explored (at most
-    /// `max_states`), with exact livelock (fair cycle) detection. Sequentially consistent.
-    Stateful { max_states: Option<u64> },
+    /// `max_states`), with exact livelock (fair cycle) detection, under `memory`.
+    Stateful { max_states: Option<u64>, memory: Memory },
+}
+
+/// The memory model the stateful engine explores (`[explore] memory`, `--memory`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Memory {
+    /// Sequential consistency: every access is one step in one global order.
+    #[default]
+    Sc,
+    /// The Linux-kernel memory model, operationally (docs/model.md, "The kernel's memory
+    /// model"): per-location store histories and per-task views; no load buffering.
+    Lkmm,
+}
+
+impl Memory {
+    pub const ALL: [Memory; 2] = [Memory::Sc, Memory::Lkmm];
+    pub fn name(self) -> &'static str {
+        match self {
+            Memory::Sc => "sc",
+            Memory::Lkmm => "lkmm",
+        }
+    }
+    pub fn from_name(s: &str) -> Option<Memory> {
+        Memory::ALL.into_iter().find(|m| m.name() == s)
+    }
 }
 
 impl Engine {
@@ -62,6 +86,7 @@ impl Engine {
     pub fn memory_model(&self) -> &'static str {
         match self {
             Engine::Loom { .. } => "c11",
+            Engine::Stateful { memory, .. } => memory.name(),
             _ => "sc",
         }
     }
@@ -81,6 +106,7 @@ impl Engine {
     pub fn memory_model_name(&self) -> &'static str {
         match self {
             Engine::Loom { .. } => "loom's C11 subset",
+            Engine::Stateful { memory: Memory::Lkmm, .. } => "the kernel's memory model (LKMM, no load buffering)",
             _ => "sequentially consistent",
         }
     }
@@ -96,8 +122,12 @@ impl fmt::Display for Engine {
             }
             Engine::ShuttleRandom { iterations, seed } => write!(f, "shuttle-random(n={iterations},seed={seed})"),
             Engine::ShuttleDfs { iterations } => write!(f, "shuttle-dfs(n={iterations})"),
-            Engine::Stateful { max_states: None } => write!(f, "stateful"),
-            Engine::Stateful { max_states: Some(n) } => write!(f, "stateful(max_states={n})"),
+            Engine::Stateful { max_states: None, memory: Memory::Sc } => write!(f, "stateful"),
+            Engine::Stateful { max_states: Some(n), memory: Memory::Sc } => write!(f, "stateful(max_states={n})"),
+            Engine::Stateful { max_states: None, memory: Memory::Lkmm } => write!(f, "stateful(memory=lkmm)"),
+            Engine::Stateful { max_states: Some(n), memory: Memory::Lkmm } => {
+                write!(f, "stateful(max_states={n},memory=lkmm)")
+            }
         }
     }
 }

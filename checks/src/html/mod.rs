@@ -63,8 +63,8 @@ pub fn bound_text(e: &Engine) -> String {
         }
         Engine::ShuttleRandom { iterations, seed } => format!("{iterations} iterations, seed {seed}"),
         Engine::ShuttleDfs { iterations } => format!("at most {iterations} executions"),
-        Engine::Stateful { max_states: None } => "no bound (states stored)".into(),
-        Engine::Stateful { max_states: Some(n) } => format!("at most {n} states"),
+        Engine::Stateful { max_states: None, .. } => "no bound (states stored)".into(),
+        Engine::Stateful { max_states: Some(n), .. } => format!("at most {n} states"),
     }
 }
 

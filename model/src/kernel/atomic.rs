@@ -6,32 +6,37 @@
 //! * value-returning read-modify-writes (`cmpxchg`, `test_and_set_bit`,
 //!   `test_and_clear_bit`) are fully ordered: a full barrier before and after;
 //! * `smp_mb()` and `smp_mb__after_atomic()` are `fence(SeqCst)`.
+//!
+//! The fences are [`KernelFence`]s: the stateful platform under `memory = "lkmm"` reads each by
+//! its kernel name (a failed `cmpxchg()` is then unordered, as atomic_t.txt says); every other
+//! platform runs the C11 fence above.
 
-use core::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, SeqCst};
+use core::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed};
 
-use crate::platform::{Atomic, AtomicInt, Platform};
+use crate::platform::{Atomic, AtomicInt, KernelFence, Platform};
 
 /// `smp_mb()`.
 #[inline(always)]
 pub fn smp_mb<P: Platform>() {
-    P::fence(SeqCst)
+    P::kernel_fence(KernelFence::Mb)
 }
 
 /// `smp_mb__after_atomic()`: a full barrier after a non-value-returning atomic.
 #[allow(non_snake_case)]
 #[inline(always)]
 pub fn smp_mb__after_atomic<P: Platform>() {
-    P::fence(SeqCst)
+    P::kernel_fence(KernelFence::AfterAtomic)
 }
 
-/// `cmpxchg(ptr, old, new)`: fully ordered; returns the value found.
+/// `cmpxchg(ptr, old, new)`: fully ordered when it succeeds, unordered when it fails; returns
+/// the value found.
 #[inline(always)]
 pub fn cmpxchg<P: Platform>(v: &P::AtomicI32, old: i32, new: i32) -> i32 {
-    P::fence(SeqCst);
+    P::kernel_fence(KernelFence::FullRmwBegin);
     let found = match v.compare_exchange(old, new, AcqRel, Acquire) {
         Ok(x) | Err(x) => x,
     };
-    P::fence(SeqCst);
+    P::kernel_fence(KernelFence::FullRmwEnd);
     found
 }
 
@@ -80,17 +85,17 @@ pub fn test_bit<P: Platform>(nr: u32, addr: &P::AtomicU32) -> bool {
 /// `test_and_set_bit(nr, addr)`: fully ordered.
 #[inline(always)]
 pub fn test_and_set_bit<P: Platform>(nr: u32, addr: &P::AtomicU32) -> bool {
-    P::fence(SeqCst);
+    P::kernel_fence(KernelFence::FullRmwBegin);
     let old = addr.fetch_or(1 << nr, AcqRel);
-    P::fence(SeqCst);
+    P::kernel_fence(KernelFence::FullRmwEnd);
     old & (1 << nr) != 0
 }
 
 /// `test_and_clear_bit(nr, addr)`: fully ordered.
 #[inline(always)]
 pub fn test_and_clear_bit<P: Platform>(nr: u32, addr: &P::AtomicU32) -> bool {
-    P::fence(SeqCst);
+    P::kernel_fence(KernelFence::FullRmwBegin);
     let old = addr.fetch_and(!(1 << nr), AcqRel);
-    P::fence(SeqCst);
+    P::kernel_fence(KernelFence::FullRmwEnd);
     old & (1 << nr) != 0
 }

@@ -84,6 +84,46 @@ pub trait RawSpinLock: Send + Sync + 'static {
     }
 }
 
+/// A fence or ordering the kernel names and C11 does not (Documentation/memory-barriers.txt,
+/// Documentation/atomic_t.txt, include/linux/spinlock.h). The platform that models the
+/// kernel's own memory model (the stateful one under `memory = "lkmm"`) sees the kernel's
+/// name; every other platform runs [`KernelFence::c11`], the C11 fence the models have always
+/// lowered it to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum KernelFence {
+    /// `smp_mb()`.
+    Mb,
+    /// `smp_rmb()`.
+    Rmb,
+    /// `smp_wmb()`.
+    Wmb,
+    /// `smp_mb__before_atomic()`.
+    BeforeAtomic,
+    /// `smp_mb__after_atomic()`.
+    AfterAtomic,
+    /// `smp_mb__after_spinlock()`.
+    AfterSpinlock,
+    /// The leading half of a value-returning read-modify-write (`cmpxchg()`,
+    /// `test_and_set_bit()`): fully ordered when it succeeds, unordered when a conditional one
+    /// fails. C11 has no such RMW; the models write it as a full fence, the RMW, and a full
+    /// fence ([`KernelFence::FullRmwEnd`]).
+    FullRmwBegin,
+    /// The trailing half of it.
+    FullRmwEnd,
+}
+
+impl KernelFence {
+    /// The C11 fence a platform without the kernel's memory model runs instead.
+    #[inline(always)]
+    pub const fn c11(self) -> Ordering {
+        match self {
+            KernelFence::Rmb => Ordering::Acquire,
+            KernelFence::Wmb => Ordering::Release,
+            _ => Ordering::SeqCst,
+        }
+    }
+}
+
 /// A spawned thread's handle.
 pub trait Join: Send + 'static {
     fn join(self);
@@ -127,6 +167,12 @@ pub trait Platform: Sized + Send + Sync + 'static {
 
     /// A memory fence; `fence(SeqCst)` is the kernel's `smp_mb()`.
     fn fence(order: Ordering);
+    /// A fence by its kernel name ([`KernelFence`]): [`Self::fence`] of its C11 lowering on
+    /// every platform but the stateful one.
+    #[inline(always)]
+    fn kernel_fence(f: KernelFence) {
+        Self::fence(f.c11())
+    }
     fn spawn<F: FnOnce() + Send + 'static>(name: String, f: F) -> Self::JoinHandle;
     fn current() -> Self::Thread;
     /// Block until unparked (may return spuriously; callers loop on their condition).

@@ -76,7 +76,7 @@ use crate::spec::Spec;
 
 /// Explore `spec` with the stateful engine.
 pub fn explore<M: Checked>(spec: &Spec<M>, engine: Engine, opts: &Options) -> Outcome {
-    let Engine::Stateful { max_states } = engine else { unreachable!("the stateful engine is Engine::Stateful") };
+    let Engine::Stateful { max_states, .. } = engine else { unreachable!("the stateful engine is Engine::Stateful") };
     let cycles = spec.invariants.contains(&M::PROGRESS) || M::LASSO.iter().any(|i| spec.invariants.contains(i));
     if opts.cluster.is_some() && cycles && opts.reduce.symmetry {
         // A quotient graph that may hold a fair cycle is decided again without symmetry, which

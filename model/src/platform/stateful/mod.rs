@@ -110,6 +110,7 @@
 //! (another task taking it would block the thread); shuttle has the same rule.
 
 pub mod arena;
+pub mod lkmm;
 mod rt;
 
 use core::marker::PhantomData;
