@@ -4,7 +4,7 @@
 //! [`Platform`]. Three implementations sit below the seam:
 //!
 //! * [`Std`]: real threads and `std::sync::atomic`. This is the runtime build; it has no
-//!   dependency on loom or shuttle and, with the default [`NoGhost`], the checking hooks
+//!   dependency on loom or shuttle and, with the default [`NoGhost`](crate::ghost::NoGhost), the checking hooks
 //!   compile to nothing.
 //! * `Loom` (cargo feature `loom`): loom's atomics, mutex and threads, so loom can explore
 //!   every interleaving and the C11 weak-memory behaviours it models.

@@ -5,9 +5,11 @@
 
 use super::types::{Op, TaskId, MAX_TASKS, NO_TASK};
 
-/// One element of a symmetry group, as the checker gives it ([`StackPool::set_symmetry`](crate::platform::stateful::StackPool::set_symmetry)): where
+/// One element of a symmetry group, as the checker gives it ([`StackPool::set_symmetry`]): where
 /// it maps each node, each pid and each task of the runtime (ids past a map's end map to
 /// themselves).
+///
+/// [`StackPool::set_symmetry`]: crate::platform::stateful::StackPool::set_symmetry
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SymImage {
     pub node: Vec<u8>,

@@ -97,6 +97,7 @@ impl SchedPoint<'_> {
         rt.fingerprint_with(shared)
     }
 }
+
 impl Rt {
     #[inline]
     pub(super) fn fingerprint_with(&self, shared: u64) -> u64 {
@@ -148,6 +149,7 @@ impl Rt {
         }
     }
 }
+
 /// Asks the chooser at a scheduling point. `None`: no task is enabled.
 ///
 /// # Safety

@@ -36,10 +36,12 @@ struct TaskSave {
 
 /// An execution at a scheduling point, every task suspended: the runtime's tables, each live
 /// task's stack (from its last frame to its top) and coroutine handle, and the execution
-/// arena's heap ([`super::arena`](crate::platform::stateful::arena)). [`SchedPoint::snapshot`] takes one, a [`Decision::Restore`]
+/// arena's heap ([`super::arena`]). [`SchedPoint::snapshot`] takes one, a [`Decision::Restore`]
 /// puts it back. It is valid only inside the [`run_snapshots`] that took it, and only while
 /// the execution has not gone back past the point where it was taken (the search restores only
 /// the states on its path, each of which is an ancestor of the current one).
+///
+/// [`super::arena`]: crate::platform::stateful::arena
 #[derive(Default)]
 pub struct Snapshot {
     objs: Vec<u64>,
@@ -231,15 +233,18 @@ unsafe fn restore(rt: *mut Rt, s: &Snapshot) {
     arena::reset(s.heap.len());
 }
 
-/// [`run`](crate::platform::stateful::run) for a search that snapshots executions instead of replaying them: every scheduling
+/// [`run`] for a search that snapshots executions instead of replaying them: every scheduling
 /// point is the scheduler's (all tasks suspended), where `chooser` may take a snapshot
 /// ([`SchedPoint::snapshot`]) or go back to one ([`Decision::Restore`]), and an execution's end
 /// is the chooser's to continue from ([`SnapChooser::ended`]). The tasks' code allocates in
-/// the execution arena, so the process must use [`super::arena::ArenaAlloc`](crate::platform::stateful::arena::ArenaAlloc) (it panics
+/// the execution arena, so the process must use [`super::arena::ArenaAlloc`] (it panics
 /// otherwise). No symmetry.
 ///
 /// Returns how the execution ended when the chooser stopped it (`Deadlock { blocked: 0 }` if
 /// it stopped where tasks could still run: see [`RunEnd`]).
+///
+/// [`run`]: crate::platform::stateful::run
+/// [`super::arena::ArenaAlloc`]: crate::platform::stateful::arena::ArenaAlloc
 pub fn run_snapshots<F: FnOnce() + 'static>(pool: &mut StackPool, body: F, chooser: &mut dyn SnapChooser) -> RunEnd {
     let rt = begin(pool, None, true);
     let guard = Teardown { rt, pool };

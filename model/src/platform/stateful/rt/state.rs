@@ -18,7 +18,9 @@ use super::types::{Op, TaskId, MAX_TASKS, NO_TASK};
 pub trait Chooser {
     /// Pick one of `point.enabled()`. Called at every scheduling point where at least one task
     /// is enabled, including points where only one is. Returning a task that is not enabled
-    /// makes [`run`](crate::platform::stateful::run) panic. The chooser must not call into the runtime (atomics, spawn …).
+    /// makes [`run`] panic. The chooser must not call into the runtime (atomics, spawn …).
+    ///
+    /// [`run`]: crate::platform::stateful::run
     fn choose(&mut self, point: &SchedPoint<'_>) -> TaskId;
 }
 
@@ -27,8 +29,11 @@ impl<F: FnMut(&SchedPoint<'_>) -> TaskId> Chooser for F {
         self(point)
     }
 }
+
 /// Stacks (and the runtime's tables) kept from one execution to the next. One per thread
-/// that calls [`run`](crate::platform::stateful::run); its stacks are mapped once and reused, never unmapped per execution.
+/// that calls [`run`]; its stacks are mapped once and reused, never unmapped per execution.
+///
+/// [`run`]: crate::platform::stateful::run
 pub struct StackPool {
     pub(super) rt: Option<NonNull<Rt>>,
     pub(super) stack_size: usize,
@@ -77,6 +82,7 @@ pub(super) enum Exit {
     Done,
     Panicked(Box<dyn Any + Send>),
 }
+
 pub(super) struct TaskSlot {
     pub(super) op: Op,
     pub(super) token: bool,
@@ -155,7 +161,9 @@ pub(super) fn rt_ptr() -> *mut Rt {
     RT.with(|c| c.get())
 }
 
-/// Whether the calling thread is inside [`run`](crate::platform::stateful::run) (in a task or in the chooser).
+/// Whether the calling thread is inside [`run`] (in a task or in the chooser).
+///
+/// [`run`]: crate::platform::stateful::run
 pub fn in_execution() -> bool {
     !rt_ptr().is_null()
 }
@@ -166,6 +174,7 @@ pub fn current_task() -> Option<TaskId> {
     // SAFETY: a non-null pointer is the live runtime of this thread's execution.
     (!rt.is_null()).then(|| unsafe { (*rt).cur }).filter(|&t| t != NO_TASK)
 }
+
 /// Bytes below a suspended task's last frame that its suspension may have used (the context
 /// switch's saved registers): a snapshot copies them too. Measured on x86-64 (the saved stack
 /// pointer in corosensei's handle, against the address of `yield_point`'s marker, on every
@@ -178,6 +187,7 @@ pub struct SchedPoint<'a> {
     pub(super) rt: &'a Rt,
     pub(super) enabled: u32,
 }
+
 impl Rt {
     pub(super) fn new(stack_size: usize) -> Self {
         Rt {

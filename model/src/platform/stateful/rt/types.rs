@@ -35,7 +35,9 @@ pub enum Op {
     /// Enabled iff the task has finished.
     Join(TaskId),
     /// Enabled iff every task of the mask has finished (only under symmetry: see
-    /// [`join_all`](super::ops::join_all)).
+    /// [`join_all`]).
+    ///
+    /// [`join_all`]: super::ops::join_all
     JoinAll(u32),
     /// `yield_now`: always enabled, does nothing.
     Yield,
@@ -97,5 +99,6 @@ pub enum RunEnd {
         message: String,
     },
 }
+
 pub(super) const NO_TASK: usize = usize::MAX;
 pub(super) const NO_OWNER: u8 = u8::MAX;
