@@ -4,7 +4,7 @@
 //! [`Platform`]. Three implementations sit below the seam:
 //!
 //! * [`Std`]: real threads and `std::sync::atomic`. This is the runtime build; it has no
-//!   dependency on loom or shuttle and, with the default [`NoGhost`](crate::ghost::NoGhost), the checking hooks
+//!   dependency on loom or shuttle and, with the default [`NoGhost`], the checking hooks
 //!   compile to nothing.
 //! * `Loom` (cargo feature `loom`): loom's atomics, mutex and threads, so loom can explore
 //!   every interleaving and the C11 weak-memory behaviours it models.
@@ -20,10 +20,13 @@
 //! loom and shuttle (a mutex), because a spin loop explodes loom's search while mutual
 //! exclusion is all the verdicts depend on.
 //!
-//! Each platform is also parameterised by a [`Ghost`](crate::ghost::Ghost): the checker's view of an
+//! Each platform is also parameterised by a [`Ghost`]: the checker's view of an
 //! execution (protocol events, lock ownership, sleepers, loop bounds). Ghost state is kept
 //! outside the explored memory: it adds no interleavings and is updated atomically with the
 //! explored operation next to it.
+//!
+//! [`Ghost`]: crate::ghost::Ghost
+//! [`NoGhost`]: crate::ghost::NoGhost
 
 mod traits;
 pub(crate) use self::traits::{atomics_for, forward_atomic, forward_atomic_int};
