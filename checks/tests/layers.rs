@@ -513,10 +513,30 @@ fn path_attribute(raw: &[&str], line: usize) -> Option<String> {
     None
 }
 
+/// Whether the `mod` declaration at line `line` (1-based) is a test module: `#[cfg(test)]` on
+/// that line or among the attribute lines just above it.
+fn is_test_module(raw: &[&str], line: usize) -> bool {
+    let mut l = line;
+    while l >= 1 {
+        let Some(text) = raw.get(l - 1).map(|t| t.trim()) else {
+            return false;
+        };
+        if l != line && !text.starts_with("#[") {
+            return false;
+        }
+        if text.contains("#[cfg(test)]") {
+            return true;
+        }
+        l -= 1;
+    }
+    false
+}
+
 impl Graph {
     /// Builds the module trees from the crates' roots, then the edges.
     fn build(files: &Files, crates: &[Krate]) -> Result<Graph, String> {
         let mut g = Graph::default();
+        let mut test_files = BTreeSet::new();
         let cleaned: BTreeMap<&str, String> = files.iter().map(|(f, t)| (f.as_str(), clean(t))).collect();
         for (k, krate) in crates.iter().enumerate() {
             if !files.contains_key(krate.root) {
@@ -552,13 +572,19 @@ impl Graph {
                     let Some(found) = candidates.iter().find(|c| files.contains_key(c.as_str())) else {
                         return Err(format!("{file}:{}: no file for `mod {child};` (tried {candidates:?})", w[0].1));
                     };
+                    if is_test_module(&raw, w[0].1) {
+                        // A test module in a file of its own: left out, as inline ones are.
+                        test_files.insert(found.clone());
+                        continue;
+                    }
                     let mut p = path.clone();
                     p.push(child.clone());
                     stack.push((found.clone(), p));
                 }
             }
         }
-        let lost: Vec<&String> = files.keys().filter(|f| !g.module_of.contains_key(*f)).collect();
+        let lost: Vec<&String> =
+            files.keys().filter(|f| !g.module_of.contains_key(*f) && !test_files.contains(*f)).collect();
         if !lost.is_empty() {
             return Err(format!("files that no crate's module tree reaches: {lost:?}"));
         }
@@ -988,7 +1014,8 @@ fn toy(extra_b: &str) -> Files {
     let mut put = |p: &str, t: &str| {
         f.insert(p.to_string(), t.to_string());
     };
-    put("toy/lib.rs", "pub mod a;\nmod b;\npub mod c;\n");
+    put("toy/lib.rs", "pub mod a;\nmod b;\npub mod c;\n#[cfg(test)]\nmod toy_tests;\n");
+    put("toy/toy_tests.rs", "use crate::a::*;\nuse crate::b::X;\n");
     put(
         "toy/a.rs",
         "//! Names b in a comment only: crate::b::X.\nuse crate::b::{self as bee, X};\nfn f() -> \
