@@ -12,8 +12,6 @@
 
 use core::fmt;
 
-use crate::model::ProtoEvent;
-
 /// A wait queue head, by its kernel name (`kswapd_contended_wait`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Wq(pub &'static str);
@@ -196,5 +194,13 @@ impl<E: fmt::Display> fmt::Display for Event<E> {
             Event::Kernel(k) => k.fmt(f),
             Event::Proto(e) => e.fmt(f),
         }
+    }
+}
+
+/// A protocol's own events (the kernel primitives' are [`KernelEvent`]).
+pub trait ProtoEvent: Clone + fmt::Debug + Eq + fmt::Display + Send + Sync + 'static {
+    /// Only for reading a trace, not for its structure (`--verbose` shows it).
+    fn is_detail(&self) -> bool {
+        false
     }
 }

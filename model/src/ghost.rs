@@ -13,7 +13,6 @@
 use core::marker::PhantomData;
 
 use crate::event::Event;
-use crate::kernel::sched::Summary;
 
 /// A task's index in its scenario's thread list (at most [`MAX_TASKS`]).
 pub type Pid = usize;
@@ -135,4 +134,41 @@ impl<E: Send + 'static> Ghost for NoGhost<E> {
     }
     #[inline(always)]
     fn mutation_reached(&self, _pid: Pid) {}
+}
+
+/// A loop head's or checkpoint's summary (see [`Ghost::loop_head`]): the loop's context (taken
+/// just before the loop), its location (a constant per loop of the model) and the hash of the
+/// locals it carries from one iteration to the next. Kept as its three parts, so that a
+/// stateful search with symmetry reduction can rebuild it over each permuted image of the
+/// context (`locals` must then not name a node or a task: see docs/model.md, "Symmetry").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Summary {
+    pub context: u64,
+    pub location: u64,
+    pub locals: u64,
+}
+
+impl Summary {
+    /// The summary as one fingerprint, with `context` in place of its own.
+    ///
+    /// Two rounds of a 64-bit mixer (MurmurHash3's finaliser): cheap enough to call on every
+    /// iteration, and every input bit reaches every output bit, as a fingerprint needs.
+    #[inline]
+    pub fn hash_with(self, context: u64) -> u64 {
+        #[inline(always)]
+        fn fmix64(mut k: u64) -> u64 {
+            k ^= k >> 33;
+            k = k.wrapping_mul(0xff51_afd7_ed55_8ccd);
+            k ^= k >> 33;
+            k = k.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+            k ^ (k >> 33)
+        }
+        let a = fmix64(context ^ self.location.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        fmix64(a.rotate_left(29) ^ self.locals.wrapping_add(0x2545_f491_4f6c_dd1d))
+    }
+    /// The summary as one fingerprint.
+    #[inline]
+    pub fn hash(self) -> u64 {
+        self.hash_with(self.context)
+    }
 }

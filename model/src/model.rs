@@ -20,6 +20,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+pub use crate::event::ProtoEvent;
 use crate::event::{Event, KernelEvent, LockName};
 use crate::ghost::{Ghost, Pid};
 use crate::kernel::sched::{run_tasks, Start};
@@ -61,14 +62,6 @@ macro_rules! named {
             }
         }
     };
-}
-
-/// A protocol's own events (the kernel primitives' are [`KernelEvent`]).
-pub trait ProtoEvent: Clone + Debug + Eq + Display + Send + Sync + 'static {
-    /// Only for reading a trace, not for its structure (`--verbose` shows it).
-    fn is_detail(&self) -> bool {
-        false
-    }
 }
 
 /// A seeded bug of model `M`: a small named change that breaks one invariant, compiled out

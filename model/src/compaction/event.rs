@@ -3,9 +3,31 @@
 
 use core::fmt;
 
-use super::{Mode, Order};
 use crate::event::{Event as Ev, LockName};
 use crate::model::ProtoEvent;
+
+crate::named! {
+    /// `enum migrate_mode` of a compaction.
+    pub enum Mode {
+        /// MIGRATE_ASYNC: direct compaction at COMPACT_PRIO_ASYNC; the only mode that trylocks.
+        Async = "async",
+        /// MIGRATE_SYNC_LIGHT: direct compaction at sync priority, kcompactd; always spins.
+        SyncLight = "sync-light",
+        /// MIGRATE_SYNC: direct compaction at COMPACT_PRIO_SYNC_FULL; always spins.
+        Sync = "sync",
+    }
+}
+
+crate::named! {
+    /// The allocation order a compactor compacts for (`cc->order`).
+    pub enum Order {
+        /// `pageblock_order`: a direct compactor for a huge page (a THP fault), the default.
+        Pageblock = "pageblock",
+        /// Order -1 (`is_via_compact_memory()`): a write to `/proc/sys/vm/compact_memory`,
+        /// `compact_node()` compacting the whole zone in MIGRATE_SYNC, never for an allocation.
+        CompactMemory = "compact-memory",
+    }
+}
 
 /// `pgdat->lru_lock` (`zone_lru_lock(zone)`), taken by the migration scanner.
 pub const LRU_LOCK: LockName = LockName::Lock("lru_lock");

@@ -1,24 +1,13 @@
 //! The compaction model's seeded bugs ("mutants"): small, named changes to the protocol code
 //! that each break one invariant, to show that the check for that invariant can fail
 //! (`mmcheck selftest`). The mutated code sits next to the code it breaks, behind
-//! `Kernel::mutated()`, which is always false in the runtime build.
+//! `Kernel::mutated()`, which is always false in the runtime build. The list itself is
+//! `types.rs`'s (the configuration names it); what each one targets, says and needs is here.
 
-use super::{Compaction, Config, Invariant, Mode, Role};
+pub use super::types::Mutation;
+use super::types::{Compaction, Config, Invariant, Role};
+use super::Mode;
 use crate::model::Seeded;
-
-crate::named! {
-    /// A seeded bug of the compaction model.
-    pub enum Mutation {
-        CompactorInfiniteLoop = "compactor-infinite-loop",
-        ContendedSkipsAlignment = "contended-skips-alignment",
-        AbortKeepsLock = "abort-keeps-lock",
-        RescanClearsContended = "rescan-clears-contended",
-        SyncSetsContended = "sync-sets-contended",
-        FreeScannerCrosses = "free-scanner-crosses",
-        BoundaryIgnoresContended = "boundary-ignores-contended",
-        IsolatedCountLeaks = "isolated-count-leaks",
-    }
-}
 
 impl Seeded<Compaction> for Mutation {
     fn targets(self) -> Invariant {

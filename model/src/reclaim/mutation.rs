@@ -1,29 +1,12 @@
 //! The kswapd-stall model's seeded bugs ("mutants"): small, named changes to the protocol
 //! code that each break one invariant, to show that the check for that invariant can fail
 //! (`mmcheck selftest`). The mutated code sits next to the code it breaks, behind
-//! `Kernel::mutated()`, which is always false in the runtime build.
+//! `Kernel::mutated()`, which is always false in the runtime build. The list itself is
+//! `types.rs`'s (the configuration names it); what each one targets, says and needs is here.
 
-use super::{Config, Invariant, KswapdStall, Role, Variant};
+pub use super::types::Mutation;
+use super::types::{Config, Invariant, KswapdStall, Role, Variant};
 use crate::model::Seeded;
-
-crate::named! {
-    /// A seeded bug of the kswapd-stall model.
-    pub enum Mutation {
-        StoreNotCmpxchg = "store-not-cmpxchg",
-        ExclusiveTrylocks = "exclusive-trylocks",
-        StallTwice = "stall-twice",
-        WakeBeforeReset = "wake-before-reset",
-        ReleaseWithoutWake = "release-without-wake",
-        RecheckBeforeEnqueue = "recheck-before-enqueue",
-        NoBarrierClearWbCongested = "no-barrier-clear-wb-congested",
-        BalancedKeepsExclusive = "balanced-keeps-exclusive",
-        NoBarrierAfterClearCongested = "no-barrier-after-clear-congested",
-        StallUntilFree = "stall-until-free",
-        KswapdInfiniteLoop = "kswapd-infinite-loop",
-        BalancedKeepsCongested = "balanced-keeps-congested",
-        ExclusiveKeepsLock = "exclusive-keeps-lock",
-    }
-}
 
 /// Where a mutation's code runs.
 #[derive(Debug, Clone, Copy)]

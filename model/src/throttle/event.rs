@@ -4,10 +4,19 @@
 
 use core::fmt;
 
-use super::Reason;
 use crate::event::{Event as Ev, KernelEvent, Wq};
 use crate::kernel::cpu::{CpuEvent, YieldWhy};
 use crate::model::ProtoEvent;
+
+crate::named! {
+    /// `enum vmscan_throttle_state`.
+    pub enum Reason {
+        Writeback = "WRITEBACK",
+        Isolated = "ISOLATED",
+        Noprogress = "NOPROGRESS",
+        Congested = "CONGESTED",
+    }
+}
 
 /// `pgdat->reclaim_wait[]`, one queue per reason.
 pub const WQ_WRITEBACK: Wq = Wq("reclaim_wait[WRITEBACK]");

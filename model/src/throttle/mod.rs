@@ -22,7 +22,7 @@ pub mod vmscan;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-pub use self::event::{Coverage, Event, Site, SkipWhy};
+pub use self::event::{Coverage, Event, Reason, Site, SkipWhy};
 use crate::event::{Event as Ev, Wq};
 use crate::ghost::{Ghost, Pid, MAX_TASKS};
 use crate::kernel::cpu::{cpu_give_up, cpu_run, Cpus, Preempt, YieldWhy, MAX_CPUS};
@@ -86,16 +86,6 @@ impl Variant {
     /// 4fbbb3fde3c6.
     pub fn nofs_headroom(self) -> bool {
         self == Variant::NofsHeadroom
-    }
-}
-
-crate::named! {
-    /// `enum vmscan_throttle_state`.
-    pub enum Reason {
-        Writeback = "WRITEBACK",
-        Isolated = "ISOLATED",
-        Noprogress = "NOPROGRESS",
-        Congested = "CONGESTED",
     }
 }
 

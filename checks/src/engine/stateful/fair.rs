@@ -7,9 +7,13 @@
 use mmmodel::model::Named;
 
 use super::findings::{decisive, Findings, Target};
-use super::graph::{path_to, Graph, Stored};
+use std::hash::BuildHasherDefault;
+
+use super::graph::{path_to, Component, Graph, Stored};
+use super::store::Identity;
 use super::symmetry::Canon;
 use crate::engine::types::ReductionDefect;
+use crate::monitor::online::CycleKey;
 use crate::monitor::Checked;
 use crate::spec::Spec;
 
@@ -58,7 +62,7 @@ pub(super) fn fair_components<M: Checked>(
             }
             continue;
         }
-        if !c.fair() {
+        if !fair(c.moves, c.disabled, c.tasks) {
             continue;
         }
         if checks_progress {
@@ -73,7 +77,7 @@ pub(super) fn fair_components<M: Checked>(
             }
         }
         let ignore_key = defect == Some(ReductionDefect::LassoClassIgnoresKey);
-        for (k, sub) in stored.class_cycles(&c, ignore_key) {
+        for (k, sub) in class_cycles(&stored, &c, ignore_key) {
             let Some(&id) = M::LASSO.get(k.class as usize) else { continue };
             if !spec.invariants.contains(&id) {
                 continue;
@@ -94,4 +98,79 @@ pub(super) fn fair_components<M: Checked>(
         found.target = Some(Target::Cycle { members, must_move, path, class });
     }
     Ok(())
+}
+
+/// The fair cycles of one lasso invariant inside component `c`: for each stuck situation
+/// some member carries, the fair components of the members that carry it in which its
+/// `must_move` tasks move (a cycle through them keeps the situation for ever).
+/// `ignore_key`: the seeded defect `ReductionDefect::LassoClassIgnoresKey` (every member
+/// of the component is kept).
+pub(super) fn class_cycles(stored: &Stored, c: &Component, ignore_key: bool) -> Vec<(CycleKey, Component)> {
+    let mut seen: Vec<CycleKey> = c.nodes.iter().filter_map(|&n| stored.keys_of(n)).flatten().copied().collect();
+    seen.sort_unstable();
+    seen.dedup();
+    let inside: std::collections::HashSet<u64, BuildHasherDefault<Identity>> =
+        c.nodes.iter().map(|&n| u64::from(n)).collect();
+    let mut out = Vec::new();
+    for k in seen {
+        let keep = |n: u32| {
+            let n = u64::from(n);
+            inside.contains(&n) && (ignore_key || stored.keys_of(n as u32).is_some_and(|v| v.binary_search(&k).is_ok()))
+        };
+        for sub in stored.sccs(&keep) {
+            if fair(sub.moves, sub.disabled, sub.tasks) && sub.moves & k.must_move == k.must_move {
+                out.push((k, sub));
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::stateful::graph::{Edge, Node};
+
+    fn nodes(v: &[(u64, u32, u32)]) -> Vec<Node> {
+        v.iter().map(|&(fp, enabled, tasks)| Node { fp, enabled, tasks }).collect()
+    }
+    fn edges(v: &[(u64, u64, u8)]) -> Vec<Edge> {
+        v.iter().map(|&(from, to, task)| Edge { from, to, task }).collect()
+    }
+
+    /// The fair cycles of a lasso invariant inside a fair component. Two tasks; states 1-4 form
+    /// one component. Key A is kept by 1 and 2, whose cycle moves task 0 only while task 1 is
+    /// disabled at 2: a fair cycle of A. Key B is kept by 3 and 4, whose cycle moves task 0 only
+    /// while task 1 is enabled at both: not fair (task 1 would have to move), so no cycle of
+    /// B. Key C is kept by 1 alone, which has no transition to itself: no cycle. Key D is kept
+    /// by 1 and 2 but must move task 1, which never moves between them: no cycle of D.
+    #[test]
+    fn cycles_of_a_lasso_invariant_inside_a_fair_component() {
+        let key = |key, must_move| CycleKey { class: 0, key, must_move };
+        let (a, b, c, d) = (key(1, 0b01), key(2, 0b01), key(3, 0b01), key(4, 0b10));
+        let g = Graph {
+            initial: Some(1),
+            nodes: nodes(&[(1, 0b11, 0b11), (2, 0b01, 0b11), (3, 0b11, 0b11), (4, 0b11, 0b11)]),
+            edges: edges(&[(1, 2, 0), (2, 1, 0), (1, 3, 1), (3, 4, 0), (4, 3, 0), (4, 1, 1)]),
+            keys: vec![(1, a), (2, a), (3, b), (4, b), (1, c), (1, d), (2, d)],
+        };
+        let s = Stored::new(std::slice::from_ref(&g));
+        let comps = s.components();
+        assert_eq!(comps.len(), 1);
+        assert!(fair(comps[0].moves, comps[0].disabled, comps[0].tasks));
+        let classed: Vec<(CycleKey, Vec<u64>)> = class_cycles(&s, &comps[0], false)
+            .into_iter()
+            .map(|(k, mut c)| {
+                c.members.sort_unstable();
+                (k, c.members)
+            })
+            .collect();
+        assert_eq!(classed, vec![(a, vec![1, 2])]);
+        // The seeded defect `ReductionDefect::LassoClassIgnoresKey` classes the whole
+        // component under every key: this test sees it.
+        let defective: Vec<(CycleKey, usize)> =
+            class_cycles(&s, &comps[0], true).into_iter().map(|(k, c)| (k, c.members.len())).collect();
+        assert_ne!(defective, vec![(a, 2)]);
+        assert!(defective.contains(&(a, 4)), "{defective:?}");
+    }
 }

@@ -53,16 +53,10 @@ pub(super) struct Component {
     pub disabled: u32,
     pub tasks: u32,
     /// The members as node numbers of the [`Stored`] graph.
-    nodes: Vec<u32>,
+    pub nodes: Vec<u32>,
 }
 
-impl Component {
-    /// Whether it holds a fair cycle: every task moves inside it or is disabled somewhere in it
-    /// (weak fairness, [`super::fair::fair`]).
-    pub fn fair(&self) -> bool {
-        super::fair::fair(self.moves, self.disabled, self.tasks)
-    }
-}
+impl Component {}
 
 /// The union of the workers' graphs, with its edges in compressed rows.
 pub(super) struct Stored {
@@ -123,7 +117,7 @@ impl Stored {
 
     /// The strongly connected components, with a transition inside them, of the subgraph of
     /// the nodes `keep` admits (an iterative Tarjan).
-    fn sccs(&self, keep: &dyn Fn(u32) -> bool) -> Vec<Component> {
+    pub fn sccs(&self, keep: &dyn Fn(u32) -> bool) -> Vec<Component> {
         let (nodes, start, edges) = (&self.nodes, &self.start, &self.edges);
         let n = nodes.len();
         const UNSEEN: u32 = u32::MAX;
@@ -215,36 +209,14 @@ impl Stored {
         comps
     }
 
+    /// The stuck situations of node `n` (sorted), if it has any.
+    pub fn keys_of(&self, n: u32) -> Option<&[CycleKey]> {
+        self.keys.get(&u64::from(n)).map(Vec::as_slice)
+    }
+
     /// The strongly connected components of the whole graph that have a transition inside.
     pub fn components(&self) -> Vec<Component> {
         self.sccs(&|_| true)
-    }
-
-    /// The fair cycles of one lasso invariant inside component `c`: for each stuck situation
-    /// some member carries, the fair components of the members that carry it in which its
-    /// `must_move` tasks move (a cycle through them keeps the situation for ever).
-    /// `ignore_key`: the seeded defect `ReductionDefect::LassoClassIgnoresKey` (every member
-    /// of the component is kept).
-    pub fn class_cycles(&self, c: &Component, ignore_key: bool) -> Vec<(CycleKey, Component)> {
-        let mut seen: Vec<CycleKey> =
-            c.nodes.iter().filter_map(|&n| self.keys.get(&u64::from(n))).flatten().copied().collect();
-        seen.sort_unstable();
-        seen.dedup();
-        let inside: std::collections::HashSet<u64, BuildHasherDefault<Identity>> =
-            c.nodes.iter().map(|&n| u64::from(n)).collect();
-        let mut out = Vec::new();
-        for k in seen {
-            let keep = |n: u32| {
-                let n = u64::from(n);
-                inside.contains(&n) && (ignore_key || self.keys.get(&n).is_some_and(|v| v.binary_search(&k).is_ok()))
-            };
-            for sub in self.sccs(&keep) {
-                if sub.fair() && sub.moves & k.must_move == k.must_move {
-                    out.push((k, sub));
-                }
-            }
-        }
-        out
     }
 }
 
@@ -325,42 +297,5 @@ mod tests {
         assert_eq!(path_to(std::slice::from_ref(&g), 1, &|s| s == 4), Some(vec![1]));
         assert_eq!(path_to(std::slice::from_ref(&g), 1, &|s| s == 3), Some(vec![0, 0]));
         assert_eq!(path_to(std::slice::from_ref(&g), 2, &|s| s == 1), None);
-    }
-
-    /// The fair cycles of a lasso invariant inside a fair component. Two tasks; states 1-4 form
-    /// one component. Key A is kept by 1 and 2, whose cycle moves task 0 only while task 1 is
-    /// disabled at 2: a fair cycle of A. Key B is kept by 3 and 4, whose cycle moves task 0 only
-    /// while task 1 is enabled at both: not fair (task 1 would have to move), so no cycle of
-    /// B. Key C is kept by 1 alone, which has no transition to itself: no cycle. Key D is kept
-    /// by 1 and 2 but must move task 1, which never moves between them: no cycle of D.
-    #[test]
-    fn cycles_of_a_lasso_invariant_inside_a_fair_component() {
-        let key = |key, must_move| CycleKey { class: 0, key, must_move };
-        let (a, b, c, d) = (key(1, 0b01), key(2, 0b01), key(3, 0b01), key(4, 0b10));
-        let g = Graph {
-            initial: Some(1),
-            nodes: nodes(&[(1, 0b11, 0b11), (2, 0b01, 0b11), (3, 0b11, 0b11), (4, 0b11, 0b11)]),
-            edges: edges(&[(1, 2, 0), (2, 1, 0), (1, 3, 1), (3, 4, 0), (4, 3, 0), (4, 1, 1)]),
-            keys: vec![(1, a), (2, a), (3, b), (4, b), (1, c), (1, d), (2, d)],
-        };
-        let s = Stored::new(std::slice::from_ref(&g));
-        let comps = s.components();
-        assert_eq!(comps.len(), 1);
-        assert!(comps[0].fair());
-        let classed: Vec<(CycleKey, Vec<u64>)> = s
-            .class_cycles(&comps[0], false)
-            .into_iter()
-            .map(|(k, mut c)| {
-                c.members.sort_unstable();
-                (k, c.members)
-            })
-            .collect();
-        assert_eq!(classed, vec![(a, vec![1, 2])]);
-        // The seeded defect `ReductionDefect::LassoClassIgnoresKey` classes the whole
-        // component under every key: this test sees it.
-        let defective: Vec<(CycleKey, usize)> =
-            s.class_cycles(&comps[0], true).into_iter().map(|(k, c)| (k, c.members.len())).collect();
-        assert_ne!(defective, vec![(a, 2)]);
-        assert!(defective.contains(&(a, 4)), "{defective:?}");
     }
 }

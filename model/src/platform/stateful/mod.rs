@@ -228,6 +228,10 @@ macro_rules! st_atomic_int {
             fn fetch_and(&self, v: $t, _order: Ordering) -> $t {
                 self.rmw(|x| x & v)
             }
+            #[inline]
+            fn fetch_xor(&self, v: $t, _order: Ordering) -> $t {
+                self.rmw(|x| x ^ v)
+            }
         }
         impl StAtomic<$t> {
             #[inline(always)]

@@ -31,7 +31,7 @@ enum Fate {
 }
 
 /// A worker's explorer.
-pub(in crate::engine::stateful) struct Shared {
+pub(crate) struct Shared {
     pub table: Arc<Sharded>,
     frames: Vec<Frame>,
     /// Its part of the state graph, when a cycle invariant is checked.

@@ -18,7 +18,7 @@ use crate::engine::stateful::table::FpTable;
 use crate::monitor::Checked;
 
 /// A state on the partial-order reduced search's path.
-pub(in crate::engine::stateful) struct PFrame<M: Checked> {
+pub(crate) struct PFrame<M: Checked> {
     /// Tasks whose transition from here is still to explore.
     todo: u32,
     chosen: u8,
@@ -55,7 +55,7 @@ enum Visit {
 }
 
 /// Where the sleep sets are kept: one search's table, or the workers' shared one.
-pub(in crate::engine::stateful) enum SleepStore {
+pub(crate) enum SleepStore {
     Own(FpTable),
     Shared(Arc<Sharded>),
 }
@@ -88,7 +88,7 @@ impl SleepStore {
 }
 
 /// The sleep-set explorer.
-pub(in crate::engine::stateful) struct Sleep<M: Checked> {
+pub(crate) struct Sleep<M: Checked> {
     pub store: SleepStore,
     frames: Vec<PFrame<M>>,
     /// Popped frames, kept for their vectors' room.

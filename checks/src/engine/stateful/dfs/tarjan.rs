@@ -26,7 +26,7 @@ struct TEntry {
 
 /// The one-thread explorer.
 #[derive(Default)]
-pub(in crate::engine::stateful) struct Tarjan {
+pub(crate) struct Tarjan {
     pub visited: FpTable,
     frames: Vec<Frame>,
     tstack: Vec<TEntry>,

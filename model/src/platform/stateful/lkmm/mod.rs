@@ -34,113 +34,50 @@
 //! kept message is rounded up to it ([`Memory::collect`]). The hash covers the messages, their
 //! views, `g` and the live tasks' views ([`Memory::hash`]).
 
-/// A location: a shared object or a lock word, numbered in creation order.
-pub type Loc = usize;
+mod lock;
+mod view;
 
-/// For each location, the rank of a message (an index into the location's list); locations a
-/// view has no entry for are at rank 0 (the oldest message kept).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct View(Vec<u32>);
-
-impl View {
-    #[inline]
-    pub fn get(&self, x: Loc) -> u32 {
-        self.0.get(x).copied().unwrap_or(0)
-    }
-
-    #[inline]
-    fn raise(&mut self, x: Loc, v: u32) {
-        if v > self.get(x) {
-            if self.0.len() <= x {
-                self.0.resize(x + 1, 0);
-            }
-            self.0[x] = v;
-        }
-    }
-
-    fn join(&mut self, o: &View) {
-        if self.0.len() < o.0.len() {
-            self.0.resize(o.0.len(), 0);
-        }
-        for (a, &b) in self.0.iter_mut().zip(&o.0) {
-            *a = (*a).max(b);
-        }
-    }
-
-    fn joined(&self, o: &View) -> View {
-        let mut v = self.clone();
-        v.join(o);
-        v
-    }
-
-    /// A message was placed at rank `p` of `x`: the ranks at and above it move up one.
-    fn shift(&mut self, x: Loc, p: u32) {
-        if let Some(e) = self.0.get_mut(x) {
-            if *e >= p {
-                *e += 1;
-            }
-        }
-    }
-
-    /// The `k` oldest messages of `x` were dropped: ranks move down, those below round up.
-    fn drop_below(&mut self, x: Loc, k: u32) {
-        if let Some(e) = self.0.get_mut(x) {
-            *e = e.saturating_sub(k);
-        }
-    }
-
-    fn hash_into(&self, h: &mut u64) {
-        let n = self.0.iter().rposition(|&e| e != 0).map_or(0, |i| i + 1);
-        *h = mix(*h, n as u64);
-        for &e in &self.0[..n] {
-            *h = mix(*h, e as u64);
-        }
-    }
-}
-
-fn mix(h: u64, v: u64) -> u64 {
-    let r = (h ^ v).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    r ^ (r >> 29)
-}
+use view::mix;
+pub use view::{Loc, View};
 
 /// One store of a location.
 #[derive(Clone, Debug, PartialEq, Eq)]
-struct Msg {
-    val: u64,
-    view: View,
+pub(super) struct Msg {
+    pub(super) val: u64,
+    pub(super) view: View,
     /// The next message is the write of an RMW that read this one.
-    glued: bool,
+    pub(super) glued: bool,
     /// A lock's release: the releasing task's own stores (for `po-unlock-lock-po`).
-    own: Option<View>,
+    pub(super) own: Option<View>,
 }
 
 /// What one task's accesses have done to its views.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-struct Task {
-    coh: View,
-    rd: View,
-    wr: View,
-    rv: View,
-    seen: View,
-    own: View,
-    carry: View,
+pub(super) struct Task {
+    pub(super) coh: View,
+    pub(super) rd: View,
+    pub(super) wr: View,
+    pub(super) rv: View,
+    pub(super) seen: View,
+    pub(super) own: View,
+    pub(super) carry: View,
     /// `smp_mb__before_atomic()`: what reached the task before it, for its next RMW.
-    before: Option<View>,
+    pub(super) before: Option<View>,
     /// Right after the task's last RMW, and after its last lock acquisition (for
     /// `smp_mb__after_atomic()` and `smp_mb__after_spinlock()`).
-    last_rmw: Option<View>,
-    last_lock: Option<View>,
+    pub(super) last_rmw: Option<View>,
+    pub(super) last_lock: Option<View>,
     /// At its last unlock: its own stores, and everything that had reached it.
-    last_unlock: Option<(View, View)>,
+    pub(super) last_unlock: Option<(View, View)>,
     /// What an unpark of this task released (taken by its next park).
-    token: View,
-    live: bool,
+    pub(super) token: View,
+    pub(super) live: bool,
 }
 
 impl Task {
     /// The least rank of `x` a read may read.
     #[inline]
-    fn lb_read(&self, x: Loc) -> u32 {
+    pub(super) fn lb_read(&self, x: Loc) -> u32 {
         self.coh.get(x).max(self.rd.get(x))
     }
     /// The least rank a store to `x` may be placed after.
@@ -149,7 +86,7 @@ impl Task {
         self.coh.get(x).max(self.wr.get(x))
     }
     /// Everything that has reached the task (its coherence view and what it has seen).
-    fn reached(&self) -> View {
+    pub(super) fn reached(&self) -> View {
         self.coh.joined(&self.seen)
     }
 }
@@ -238,7 +175,7 @@ impl Memory {
         self.locs[x].last().expect("a location has a store").val
     }
 
-    fn last_rank(&self, x: Loc) -> u32 {
+    pub(super) fn last_rank(&self, x: Loc) -> u32 {
         (self.locs[x].len() - 1) as u32
     }
 
@@ -307,7 +244,7 @@ impl Memory {
     }
 
     /// The read of message `rank` of `x`: coherence, and what it brings in.
-    fn read_at(&mut self, t: usize, x: Loc, rank: u32, acquire: bool, void: bool) {
+    pub(super) fn read_at(&mut self, t: usize, x: Loc, rank: u32, acquire: bool, void: bool) {
         let mut v = self.locs[x][rank as usize].view.clone();
         v.raise(x, rank);
         let k = &mut self.tasks[t];
@@ -347,7 +284,7 @@ impl Memory {
     }
 
     /// Place `m` at rank `p` of `x`, as task `t`'s store.
-    fn place(&mut self, t: usize, x: Loc, p: u32, m: Msg) {
+    pub(super) fn place(&mut self, t: usize, x: Loc, p: u32, m: Msg) {
         self.shift_all(x, p);
         let mut v = m.view.clone();
         v.raise(x, p);
@@ -493,69 +430,6 @@ impl Memory {
         let snap = self.tasks[t].reached();
         self.tasks[t].last_rmw = Some(snap);
         old
-    }
-
-    // ------------------------------------------------------------------ locks
-
-    /// A lock word: a location whose stores are its acquisitions (value 1) and releases (0).
-    pub fn new_lock(&mut self) -> Loc {
-        self.new_loc(0)
-    }
-
-    /// `spin_lock()` (or a `spin_trylock()` that succeeds) by `t`, the lock being free: an
-    /// acquire RMW on the last release, which also orders what the releasing task stored
-    /// before its release before what `t` stores after (`po-unlock-lock-po`), and, if `t`
-    /// itself released a lock before, everything it did before that release.
-    pub fn lock(&mut self, t: usize, l: Loc) {
-        let rank = self.last_rank(l);
-        debug_assert_eq!(self.locs[l][rank as usize].val, 0, "spin_lock of a held lock");
-        self.read_at(t, l, rank, true, false);
-        let released_own = self.locs[l][rank as usize].own.clone();
-        let k = &mut self.tasks[t];
-        if let Some(o) = released_own {
-            k.carry.join(&o);
-        }
-        if let Some((own, full)) = k.last_unlock.clone() {
-            k.rd.join(&full);
-            k.wr.join(&full);
-            k.carry.join(&own);
-        }
-        let view = k.carry.joined(&self.locs[l][rank as usize].view);
-        self.locs[l][rank as usize].glued = true;
-        self.place(t, l, rank + 1, Msg { val: 1, view, glued: false, own: None });
-        let snap = self.tasks[t].reached();
-        self.tasks[t].last_lock = Some(snap);
-    }
-
-    /// The acquisitions a failing `spin_trylock()` of `t` may read (newest first): any at or
-    /// after its bound, stale ones too (a failed trylock is ordered with nothing).
-    pub fn trylock_fails(&self, t: usize, l: Loc) -> Vec<u32> {
-        let lb = self.tasks[t].lb_read(l);
-        let msgs = &self.locs[l];
-        (lb..msgs.len() as u32).rev().filter(|&r| msgs[r as usize].val != 0).collect()
-    }
-
-    /// A failing `spin_trylock()` of `t` reads acquisition `rank`.
-    pub fn trylock_fail(&mut self, t: usize, l: Loc, rank: u32) {
-        self.read_at(t, l, rank, false, false);
-    }
-
-    /// Whether lock `l` is free now.
-    pub fn lock_free(&self, l: Loc) -> bool {
-        self.latest(l) == 0
-    }
-
-    /// `spin_unlock()` by `t`: a release store after its acquisition, which also records what
-    /// `t` stored before it.
-    pub fn unlock(&mut self, t: usize, l: Loc) {
-        let k = &self.tasks[t];
-        let reached = k.reached();
-        let view = k.carry.joined(&reached);
-        let own = k.own.clone();
-        let end = self.locs[l].len() as u32;
-        self.place(t, l, end, Msg { val: 0, view, glued: false, own: Some(own.clone()) });
-        let k = &mut self.tasks[t];
-        k.last_unlock = Some((own, k.reached()));
     }
 
     // ------------------------------------------------------------------ finite states

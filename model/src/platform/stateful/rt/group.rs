@@ -1,0 +1,206 @@
+//! The symmetry group's tables: the elements as the checker gives them ([`SymImage`]) and in
+//! the runtime's terms, the objects' families and value kinds, and each element's map of the
+//! objects. What the runtime does with them (the images' local hashes and fingerprints) is in
+//! `symmetry.rs`, above the runtime state; these tables are below it (the state holds them).
+
+use super::types::{Op, TaskId, MAX_TASKS, NO_TASK};
+
+/// One element of a symmetry group, as the checker gives it ([`StackPool::set_symmetry`]): where
+/// it maps each node, each pid and each task of the runtime (ids past a map's end map to
+/// themselves).
+///
+/// [`StackPool::set_symmetry`]: crate::platform::stateful::StackPool::set_symmetry
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SymImage {
+    pub node: Vec<u8>,
+    pub pid: Vec<u8>,
+    pub task: Vec<u8>,
+}
+
+/// Which ids an object belongs to.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) enum Family {
+    #[default]
+    Global,
+    Node(u8),
+    Pid(u8),
+}
+
+/// What an object's values are.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) enum Kind {
+    #[default]
+    Plain,
+    NodeValue,
+    PidMask,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub(super) struct ObjMeta {
+    pub(super) family: Family,
+    pub(super) kind: Kind,
+}
+
+/// An element of the group in the runtime's terms.
+pub(super) struct Image {
+    pub(super) node: [u8; 32],
+    pub(super) pid: [u8; 32],
+    pub(super) task: [u8; MAX_TASKS],
+    /// The task whose image is the task at each index.
+    pub(super) task_inv: [u8; MAX_TASKS],
+    /// Each object's image (valid for the first `Sym::mapped` objects).
+    pub(super) obj: Vec<u32>,
+}
+
+/// The symmetry state of the runtime: the group (kept from one execution to the next) and, for
+/// the running execution, the objects' tags, the images' object maps, each task's local hash
+/// under each image, and the contexts [`local`] handed out.
+pub(crate) struct Sym {
+    pub(super) images: Vec<Image>,
+    pub(super) family: Family,
+    pub(super) kind: Kind,
+    pub(super) meta: Vec<ObjMeta>,
+    pub(super) family_locks: bool,
+    pub(super) mapped: usize,
+    /// `locals[t * images.len() + k]`: task `t`'s local hash under image `k`.
+    pub(super) locals: Vec<u64>,
+    /// Saved contexts, `2 + images.len()` words each: task, context, its image under each element.
+    pub(super) ctx: Vec<u64>,
+    /// A seeded defect (tests only): node objects are left where they are by every image.
+    pub(super) forget_node_objects: bool,
+    /// The task that has joined every other, which has finished ([`join_all`]): it runs to
+    /// its end with no scheduling point (`NO_TASK`: none).
+    pub(super) solo: usize,
+    /// A seeded defect (tests only): [`join_all`] joins one task after another, as without
+    /// symmetry.
+    pub(super) join_in_order: bool,
+}
+
+impl Default for Sym {
+    fn default() -> Self {
+        Sym {
+            images: Vec::new(),
+            family: Family::Global,
+            kind: Kind::Plain,
+            meta: Vec::new(),
+            family_locks: false,
+            mapped: 0,
+            locals: Vec::new(),
+            ctx: Vec::new(),
+            forget_node_objects: false,
+            solo: NO_TASK,
+            join_in_order: false,
+        }
+    }
+}
+
+impl Sym {
+    pub(super) fn clear_execution(&mut self) {
+        self.family = Family::Global;
+        self.kind = Kind::Plain;
+        self.meta.clear();
+        self.family_locks = false;
+        self.mapped = 0;
+        self.locals.clear();
+        self.ctx.clear();
+        self.solo = NO_TASK;
+    }
+
+    /// Builds the images' object maps for every object created so far.
+    #[cold]
+    pub(super) fn map_objects(&mut self) {
+        assert!(
+            !self.family_locks,
+            "stateful runtime: symmetry: a lock was created inside a node's or a task's family (locks are not permuted)"
+        );
+        let n = self.meta.len();
+        // The members of each family, in creation order, and each object's rank in its family.
+        let mut members: Vec<(Family, Vec<u32>)> = Vec::new();
+        let mut rank = vec![0usize; n];
+        for (i, m) in self.meta.iter().enumerate() {
+            if m.family == Family::Global {
+                continue;
+            }
+            let pos = match members.iter().position(|(f, _)| *f == m.family) {
+                Some(p) => p,
+                None => {
+                    members.push((m.family, Vec::new()));
+                    members.len() - 1
+                }
+            };
+            rank[i] = members[pos].1.len();
+            members[pos].1.push(i as u32);
+        }
+        for img in &mut self.images {
+            img.obj.clear();
+            for (i, m) in self.meta.iter().enumerate() {
+                let target = match m.family {
+                    Family::Node(_) if self.forget_node_objects => {
+                        img.obj.push(i as u32);
+                        continue;
+                    }
+                    Family::Global => {
+                        img.obj.push(i as u32);
+                        continue;
+                    }
+                    Family::Node(x) => Family::Node(img.node[x as usize]),
+                    Family::Pid(x) => Family::Pid(img.pid[x as usize]),
+                };
+                let image = members.iter().find(|(f, _)| *f == target).and_then(|(_, v)| v.get(rank[i]).copied());
+                match image {
+                    Some(o) => img.obj.push(o),
+                    None => panic!(
+                        "stateful runtime: symmetry: object {i} of {:?} has no image in {target:?} (the families differ)",
+                        m.family
+                    ),
+                }
+            }
+        }
+        self.mapped = n;
+    }
+
+    #[inline]
+    pub(super) fn value(img: &Image, kind: Kind, v: u64) -> u64 {
+        match kind {
+            Kind::Plain => v,
+            Kind::NodeValue => {
+                let x = v as u32 as i32;
+                if (0..32).contains(&x) {
+                    img.node[x as usize] as u32 as u64
+                } else {
+                    v
+                }
+            }
+            Kind::PidMask => {
+                let (mut m, mut out) = (v as u32, 0u32);
+                while m != 0 {
+                    let p = m.trailing_zeros();
+                    m &= m - 1;
+                    out |= 1 << img.pid[p as usize];
+                }
+                (v & !0xffff_ffff) | out as u64
+            }
+        }
+    }
+
+    #[inline]
+    pub(super) fn op(img: &Image, op: Op) -> Op {
+        match op {
+            Op::Load(o) => Op::Load(img.obj[o as usize]),
+            Op::Store(o) => Op::Store(img.obj[o as usize]),
+            Op::Rmw(o) => Op::Rmw(img.obj[o as usize]),
+            Op::Unpark(t) => Op::Unpark(img.task[t] as TaskId),
+            Op::Join(t) => Op::Join(img.task[t] as TaskId),
+            Op::JoinAll(m) => {
+                let (mut m, mut out) = (m, 0u32);
+                while m != 0 {
+                    let t = m.trailing_zeros() as usize;
+                    m &= m - 1;
+                    out |= 1 << img.task[t];
+                }
+                Op::JoinAll(out)
+            }
+            other => other,
+        }
+    }
+}

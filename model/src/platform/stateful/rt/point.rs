@@ -1,0 +1,298 @@
+//! The scheduling-point view: what the chooser sees ([`SchedPoint`]'s methods), the
+//! fingerprint and the enabled set, and the yield point every operation goes through (entering
+//! the runtime from a task, asking the chooser, suspending), with the folding of observed
+//! values into the local hashes.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use super::group::Kind;
+use super::hash::{fmix64, lock_term, mix, obj_term, P2};
+use super::state::{in_execution, rt_ptr, Rt, SchedPoint, SUSPEND_MARGIN};
+use super::symmetry::{sym_fold, sym_fold_op};
+use super::types::{LockId, ObjId, Op, TaskId, FINISHED_CODE, MAX_TASKS, NO_OWNER, NO_TASK};
+
+impl SchedPoint<'_> {
+    /// The enabled tasks (bit `t` for task `t`); never 0.
+    #[inline]
+    pub fn enabled(&self) -> u32 {
+        self.enabled
+    }
+    /// The finished tasks.
+    #[inline]
+    pub fn finished(&self) -> u32 {
+        self.rt.finished
+    }
+    /// Tasks created so far (ids `0..num_tasks()`).
+    #[inline]
+    pub fn num_tasks(&self) -> usize {
+        self.rt.tasks.len()
+    }
+    /// Task `t`'s pending op, `None` once it has finished.
+    #[inline]
+    pub fn pending(&self, t: TaskId) -> Option<Op> {
+        (self.rt.finished & (1 << t) == 0).then(|| self.rt.tasks[t].op)
+    }
+    /// The task that ran last (0 at the first point).
+    #[inline]
+    pub fn current(&self) -> TaskId {
+        self.rt.last
+    }
+    /// Scheduling decisions made so far in this execution.
+    #[inline]
+    pub fn steps(&self) -> u64 {
+        self.rt.steps
+    }
+    /// Objects created so far (ids `0..num_objects()`).
+    pub fn num_objects(&self) -> usize {
+        self.rt.objs.len()
+    }
+    /// An object's value, as the bit pattern of its type widened to `u64`.
+    pub fn value(&self, o: ObjId) -> u64 {
+        self.rt.objs[o as usize]
+    }
+    /// Locks created so far.
+    pub fn num_locks(&self) -> usize {
+        self.rt.locks.len()
+    }
+    pub fn lock_owner(&self, l: LockId) -> Option<TaskId> {
+        let o = self.rt.locks[l as usize];
+        (o != NO_OWNER).then_some(o as usize)
+    }
+    /// Task `t`'s unpark token.
+    pub fn token(&self, t: TaskId) -> bool {
+        self.rt.tasks[t].token
+    }
+    /// Task `t`'s local hash (see the module docs).
+    pub fn local_hash(&self, t: TaskId) -> u64 {
+        self.rt.tasks[t].local
+    }
+    /// A 64-bit hash of the runtime state: every object value, every lock owner, every task's
+    /// token, status (finished, or its pending op with its operand) and local hash. Costs
+    /// one multiply per task plus a finaliser: the object and lock part is maintained
+    /// incrementally by every write.
+    #[inline]
+    pub fn fingerprint(&self) -> u64 {
+        self.rt.fingerprint_with(self.rt.shared)
+    }
+    /// The fingerprint keeping the local hash and token of finished tasks too: the strict
+    /// reference that [`SchedPoint::fingerprint`]'s dropping of them is tested against.
+    #[inline]
+    pub fn fingerprint_keeping_finished(&self) -> u64 {
+        self.rt.fingerprint_full(self.rt.shared, true)
+    }
+    /// The fingerprint with its object and lock part recomputed from scratch (for tests of
+    /// the incremental part).
+    #[doc(hidden)]
+    pub fn fingerprint_recomputed(&self) -> u64 {
+        let rt = self.rt;
+        let mut shared = 0;
+        for (i, &v) in rt.objs.iter().enumerate() {
+            shared ^= obj_term(i, v);
+        }
+        for (l, &o) in rt.locks.iter().enumerate() {
+            if o != NO_OWNER {
+                shared ^= lock_term(l, o as usize);
+            }
+        }
+        rt.fingerprint_with(shared)
+    }
+}
+
+impl Rt {
+    #[inline]
+    pub(super) fn fingerprint_with(&self, shared: u64) -> u64 {
+        self.fingerprint_full(shared, false)
+    }
+
+    #[inline]
+    pub(super) fn fingerprint_full(&self, shared: u64, keep_finished: bool) -> u64 {
+        let mut h = shared ^ (self.tasks.len() as u64).wrapping_mul(P2);
+        for (t, s) in self.tasks.iter().enumerate() {
+            // A finished task has no future: its history and token cannot matter (see the
+            // module docs for why no other task can depend on them either).
+            let (status, local) = if self.finished & (1 << t) != 0 {
+                if keep_finished {
+                    (FINISHED_CODE ^ (s.token as u64) << 4, s.local)
+                } else {
+                    (FINISHED_CODE, 0)
+                }
+            } else {
+                (s.op.code() ^ (s.token as u64) << 4, s.local)
+            };
+            h = mix(h ^ status, local);
+        }
+        fmix64(h)
+    }
+
+    #[inline]
+    pub(super) fn enabled_mask(&self) -> u32 {
+        let mut m = 0;
+        for (t, s) in self.tasks.iter().enumerate() {
+            let ok = match s.op {
+                Op::Lock(l) => self.locks[l as usize] == NO_OWNER,
+                Op::Park => s.token,
+                Op::Join(u) => self.finished & (1 << u) != 0,
+                Op::JoinAll(m) => self.finished & m == m,
+                _ => true,
+            };
+            m |= (ok as u32) << t;
+        }
+        m & !self.finished
+    }
+
+    #[inline(always)]
+    pub(super) fn set_obj(&mut self, i: usize, v: u64) {
+        let old = self.objs[i];
+        if old != v {
+            self.shared ^= obj_term(i, old) ^ obj_term(i, v);
+            self.objs[i] = v;
+        }
+    }
+}
+
+/// Asks the chooser at a scheduling point. `None`: no task is enabled.
+///
+/// # Safety
+/// `rt` is the live runtime; no borrow of it is held by the caller.
+pub(super) unsafe fn decide(rt: *mut Rt) -> Option<TaskId> {
+    let enabled = (*rt).enabled_mask();
+    if enabled == 0 {
+        return None;
+    }
+    let t = {
+        let r = &*rt;
+        let mut ch = r.chooser.expect("stateful runtime: no chooser");
+        ch.as_mut().choose(&SchedPoint { rt: r, enabled })
+    };
+    if t >= MAX_TASKS || enabled & (1 << t) == 0 {
+        bad_choice(t, enabled);
+    }
+    (*rt).steps += 1;
+    Some(t)
+}
+
+#[cold]
+#[inline(never)]
+pub(super) fn bad_choice(t: TaskId, enabled: u32) -> ! {
+    panic!("stateful runtime: the chooser picked task {t}, which is not enabled (enabled mask {enabled:#b})")
+}
+
+#[cold]
+#[inline(never)]
+fn not_in_task() -> ! {
+    if in_execution() {
+        panic!("stateful runtime: called from the chooser or the scheduler, not from a task")
+    }
+    panic!("stateful runtime: used outside a running execution (create and use Stateful objects only inside stateful::run, on its thread)")
+}
+
+#[cold]
+#[inline(never)]
+pub(super) fn stale_object() -> ! {
+    panic!("stateful runtime: an object or task handle of another execution was used (they live for one execution)")
+}
+
+/// The live runtime and the current task; panics outside a task.
+#[inline(always)]
+pub(super) fn enter() -> (*mut Rt, TaskId) {
+    let rt = rt_ptr();
+    if rt.is_null() {
+        not_in_task();
+    }
+    // SAFETY: non-null means live (see the module docs).
+    let t = unsafe { (*rt).cur };
+    if t == NO_TASK {
+        not_in_task();
+    }
+    (rt, t)
+}
+
+#[inline(always)]
+pub(super) fn enter_obj(epoch: u32) -> (*mut Rt, TaskId) {
+    let (rt, t) = enter();
+    // SAFETY: live runtime.
+    if unsafe { (*rt).epoch } != epoch {
+        stale_object();
+    }
+    (rt, t)
+}
+
+/// A yield point: records `op` as task `t`'s pending op, then lets the chooser decide. If it
+/// picks `t`, returns at once (no context switch); otherwise suspends the task until the
+/// scheduler resumes it, which it does only when `op` is enabled. Returns `false` (without a
+/// scheduling point) while the runtime tears an execution down or the task is unwinding
+/// from a panic: the op is then performed without scheduling and must not block.
+///
+/// # Safety
+/// `rt` is the live runtime and `t` the running task; no borrow of `rt` is held.
+#[inline]
+pub(super) unsafe fn yield_point(rt: *mut Rt, t: TaskId, op: Op) -> bool {
+    {
+        let s = &mut (&mut *rt).tasks[t];
+        s.op = op;
+        s.local = mix(s.local, op.code());
+        if !(*rt).sym.images.is_empty() {
+            sym_fold_op(rt, t, op);
+        }
+    }
+    if (*rt).teardown || std::thread::panicking() {
+        return false;
+    }
+    if (*rt).snap {
+        // Every scheduling point is the scheduler's, with every task suspended, so that the
+        // chooser may snapshot or restore the execution there. The suspended state lies above
+        // this frame, but for the few words the switch pushes below it.
+        let mark = 0u8;
+        let sp = core::hint::black_box(&mark) as *const u8 as usize;
+        (&mut *rt).tasks[t].low = sp.saturating_sub(SUSPEND_MARGIN);
+        (*rt).cur = NO_TASK;
+        (*rt).next = None;
+        let y = (&mut *rt).tasks[t].yielder;
+        (*y).suspend(());
+        return true;
+    }
+    if (*rt).sym.solo == t && (*rt).enabled_mask() & (1 << t) != 0 {
+        // Under symmetry, the task that joined all the others is alone: nothing can
+        // interleave with what it does, and it is not a scheduling point (see `join_all`).
+        return true;
+    }
+    (*rt).cur = NO_TASK;
+    match catch_unwind(AssertUnwindSafe(|| decide(rt))) {
+        Ok(Some(c)) if c == t => {
+            (*rt).cur = t;
+            (*rt).last = t;
+            return true;
+        }
+        Ok(c) => (*rt).next = c,
+        Err(p) => {
+            (*rt).chooser_panic = Some(p);
+            (*rt).next = None;
+        }
+    }
+    let y = (&mut *rt).tasks[t].yielder;
+    (*y).suspend(());
+    // The scheduler has set `cur` and `last`.
+    true
+}
+
+/// Folds `v`, a value of kind `kind`, into task `t`'s local hash (and, with symmetry, its
+/// image under each permutation into that image's local hash).
+#[inline(always)]
+pub(super) unsafe fn fold(rt: *mut Rt, t: TaskId, v: u64, kind: Kind) {
+    let s = &mut (&mut *rt).tasks[t];
+    s.local = mix(s.local, v);
+    if !(*rt).sym.images.is_empty() {
+        sym_fold(rt, t, v, kind);
+    }
+}
+
+/// The kind of object `o`'s values.
+#[inline(always)]
+pub(super) unsafe fn kind_of(rt: *mut Rt, o: ObjId) -> Kind {
+    let r = &*rt;
+    if r.sym.images.is_empty() {
+        Kind::Plain
+    } else {
+        r.sym.meta[o as usize].kind
+    }
+}

@@ -1,0 +1,168 @@
+//! Symmetry in the runtime: setting the group, each task's local hash under each element of
+//! the group, and the fingerprint of a state's image (the group's tables are in `group.rs`).
+
+use core::ptr::NonNull;
+
+use super::group::{Image, Kind, Sym, SymImage};
+use super::hash::{fmix64, lock_term, mix, obj_term, P2, TAG_INIT, TAG_RESET};
+use super::state::{Rt, SchedPoint, StackPool};
+use super::types::{Op, TaskId, FINISHED_CODE, MAX_TASKS, NO_OWNER};
+use crate::kernel::sched::Summary;
+
+impl StackPool {
+    /// The symmetry group the next executions canonicalise over: its elements other than the
+    /// identity (none: no symmetry, the default).
+    pub fn set_symmetry(&mut self, images: &[SymImage]) {
+        let rt = self.rt.get_or_insert_with(|| {
+            // SAFETY: a fresh allocation, owned by the pool from here on.
+            unsafe { NonNull::new_unchecked(Box::into_raw(Box::new(Rt::new(self.stack_size)))) }
+        });
+        let ident = |v: &[u8], i: usize| v.get(i).copied().unwrap_or(i as u8);
+        let images = images
+            .iter()
+            .map(|s| {
+                let mut img = Image {
+                    node: core::array::from_fn(|i| ident(&s.node, i)),
+                    pid: core::array::from_fn(|i| ident(&s.pid, i)),
+                    task: core::array::from_fn(|i| ident(&s.task, i)),
+                    task_inv: [0; MAX_TASKS],
+                    obj: Vec::new(),
+                };
+                for (t, &u) in img.task.iter().enumerate() {
+                    img.task_inv[u as usize] = t as u8;
+                }
+                img
+            })
+            .collect();
+        // SAFETY: the pool owns the block; no execution is running (`run` borrows the pool).
+        unsafe { rt.as_mut().sym.images = images };
+    }
+
+    /// Seeds a defect in the symmetry reduction, for the test that shows the soundness tests
+    /// catch one: every image leaves the nodes' objects (`pgdat[n]`) where they are.
+    #[doc(hidden)]
+    pub fn seed_symmetry_defect_forget_node_objects(&mut self) {
+        self.set_symmetry(&[]);
+        // SAFETY: as in `set_symmetry`.
+        unsafe { self.rt.expect("set_symmetry allocates the runtime").as_mut().sym.forget_node_objects = true };
+    }
+}
+
+impl StackPool {
+    /// Seeds a defect in the symmetry reduction, for the test that shows the exact oracle
+    /// catches it: under symmetry the body joins the other tasks one after another, in a fixed
+    /// order no renaming keeps (what the runtime did before `join_all`).
+    #[doc(hidden)]
+    pub fn seed_symmetry_defect_join_in_order(&mut self) {
+        self.set_symmetry(&[]);
+        // SAFETY: as in `set_symmetry`.
+        unsafe { self.rt.expect("set_symmetry allocates the runtime").as_mut().sym.join_in_order = true };
+    }
+}
+
+impl SchedPoint<'_> {
+    /// Elements of the symmetry group besides the identity (0: no symmetry).
+    pub fn symmetry_images(&self) -> usize {
+        self.rt.sym.images.len()
+    }
+    /// The fingerprint of this state's image under element `k` of the symmetry group (with
+    /// [`SchedPoint::fingerprint`]'s rules: finished tasks' histories left out).
+    pub fn fingerprint_image(&self, k: usize) -> u64 {
+        let r = self.rt;
+        let sym = &r.sym;
+        let img = &sym.images[k];
+        assert!(sym.mapped == r.objs.len(), "stateful runtime: symmetry: objects created after the last yield point");
+        let mut shared = 0;
+        for (i, &v) in r.objs.iter().enumerate() {
+            shared ^= obj_term(img.obj[i] as usize, Sym::value(img, sym.meta[i].kind, v));
+        }
+        for (l, &o) in r.locks.iter().enumerate() {
+            if o != NO_OWNER {
+                shared ^= lock_term(l, img.task[o as usize] as usize);
+            }
+        }
+        let g = sym.images.len();
+        let n = r.tasks.len();
+        let mut h = shared ^ (n as u64).wrapping_mul(P2);
+        for pos in 0..n {
+            let t = img.task_inv[pos] as usize;
+            let s = &r.tasks[t];
+            let (status, local) = if r.finished & (1 << t) != 0 {
+                (FINISHED_CODE, 0)
+            } else {
+                (Sym::op(img, s.op).code() ^ (s.token as u64) << 4, sym.locals[t * g + k])
+            };
+            h = mix(h ^ status, local);
+        }
+        fmix64(h)
+    }
+}
+
+#[inline]
+unsafe fn sym_ready(rt: *mut Rt) -> &'static mut Sym {
+    let r = &mut *rt;
+    if r.sym.mapped != r.objs.len() {
+        r.sym.map_objects();
+    }
+    // SAFETY (of the lifetime): the caller's borrow ends before any switch.
+    &mut *(&mut r.sym as *mut Sym)
+}
+
+#[inline(never)]
+pub(super) unsafe fn sym_fold_op(rt: *mut Rt, t: TaskId, op: Op) {
+    let sym = sym_ready(rt);
+    let g = sym.images.len();
+    for k in 0..g {
+        let code = Sym::op(&sym.images[k], op).code();
+        let l = &mut sym.locals[t * g + k];
+        *l = mix(*l, code);
+    }
+}
+
+#[inline(never)]
+pub(super) unsafe fn sym_fold(rt: *mut Rt, t: TaskId, v: u64, kind: Kind) {
+    let sym = sym_ready(rt);
+    let g = sym.images.len();
+    for k in 0..g {
+        let w = Sym::value(&sym.images[k], kind, v);
+        let l = &mut sym.locals[t * g + k];
+        *l = mix(*l, w);
+    }
+}
+
+/// Task `id` was created: its local hash under each image starts as the image task's would.
+pub(super) unsafe fn sym_spawned(rt: *mut Rt, id: TaskId) {
+    let sym = &mut (&mut *rt).sym;
+    let g = sym.images.len();
+    if g == 0 {
+        return;
+    }
+    debug_assert_eq!(sym.locals.len(), id * g);
+    for k in 0..g {
+        let image = sym.images[k].task[id] as u64;
+        sym.locals.push(mix(TAG_INIT, image));
+    }
+}
+
+pub(super) unsafe fn sym_save_context(rt: *mut Rt, t: TaskId) {
+    let r = &mut *rt;
+    let g = r.sym.images.len();
+    let local = r.tasks[t].local;
+    r.sym.ctx.push(t as u64);
+    r.sym.ctx.push(local);
+    let (ctx, locals) = (&mut r.sym.ctx, &r.sym.locals);
+    ctx.extend_from_slice(&locals[t * g..t * g + g]);
+}
+
+pub(super) unsafe fn sym_reset(rt: *mut Rt, t: TaskId, summary: Summary) {
+    let sym = &mut (&mut *rt).sym;
+    let g = sym.images.len();
+    let w = 2 + g;
+    let at = sym.ctx.chunks_exact(w).rposition(|e| e[0] == t as u64 && e[1] == summary.context).unwrap_or_else(|| {
+        panic!("stateful runtime: symmetry: a summary's context was not taken by loop_context in this task")
+    });
+    for k in 0..g {
+        let ctx = sym.ctx[at * w + 2 + k];
+        sym.locals[t * g + k] = mix(TAG_RESET, summary.hash_with(ctx));
+    }
+}
