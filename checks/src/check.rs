@@ -175,6 +175,8 @@ pub struct RunOptions {
     pub check_online: bool,
     /// `--no-reduce`: the stateful engine's search with no reduction, whatever the file says.
     pub no_reduce: bool,
+    /// `--memory`: the stateful engine's memory model, whatever the file says.
+    pub memory: Option<Memory>,
     /// `--workers N`: the stateful engine's worker threads (0 and 1 both mean one).
     pub workers: usize,
     /// `--processes`/`--local-cluster`: the stateful engine's search over a cluster.
@@ -238,7 +240,14 @@ fn judge(sc: &Scenario, o: &Outcome) -> Verdict {
 
 /// Check one scenario.
 pub fn check(sc: &Scenario, run: &RunOptions) -> Report {
-    let engines = run.engine_override.clone().unwrap_or_else(|| sc.engines.clone());
+    let mut engines = run.engine_override.clone().unwrap_or_else(|| sc.engines.clone());
+    if let Some(m) = run.memory {
+        for e in &mut engines {
+            if let Engine::Stateful { memory, .. } = e {
+                *memory = m;
+            }
+        }
+    }
     let mut runs = Vec::new();
     for e in engines {
         let mut opts = options_for(sc, run, e);

@@ -9,7 +9,7 @@ use clap::{Parser, Subcommand};
 
 use mmcheck::check::{check, Report, RunOptions, Verdict};
 use mmcheck::engine::stateful::cluster::Cluster;
-use mmcheck::engine::EngineName;
+use mmcheck::engine::{EngineName, Memory};
 use mmcheck::registry::{AnyModel, Registry};
 use mmcheck::runtime::RunError;
 use mmcheck::scenario::{self, Scenario, ScenarioError};
@@ -81,6 +81,11 @@ enum Cmd {
         /// whatever the scenario's `[explore] reduce` says.
         #[arg(long)]
         no_reduce: bool,
+        /// The stateful engine's memory model, whatever the scenario's `[explore] memory` says: sc
+        /// (sequential consistency) or lkmm (the Linux-kernel memory model, no load buffering;
+        /// see docs/model.md, "The kernel's memory model").
+        #[arg(long, value_name = "MODEL")]
+        memory: Option<String>,
         /// The stateful engine's search on N worker threads sharing one visited table (default
         /// 1; see docs/model.md, "Many workers"). Verdicts and state counts do not depend on N.
         #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=256))]
@@ -94,6 +99,20 @@ enum Cmd {
         /// Also write the swimlane drawing of the counterexample as SVG (one scenario file).
         #[arg(long, value_name = "FILE")]
         svg: Option<PathBuf>,
+    },
+    /// Run litmus tests in the kernel's C format (tools/memory-model/litmus-tests) on the
+    /// stateful platform under the kernel's memory model, and compare each outcome (Always,
+    /// Sometimes, Never) with the file's `Result:` line.
+    Litmus {
+        /// .litmus files or folders (searched recursively).
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// One JSON object per test instead of the table.
+        #[arg(long)]
+        json: bool,
+        /// The memory model: lkmm (default) or sc.
+        #[arg(long, value_name = "MODEL", default_value = "lkmm")]
+        memory: String,
     },
     /// For each model, invariants x variants: holds or violated, with the evidence, built by
     /// checking the shipped scenarios (default: scenarios/, without mutants/ and heavy/).
@@ -178,6 +197,8 @@ enum CliError {
     Run(RunError),
     /// An output could not be written.
     Output(String),
+    /// The command already said what went wrong (on stderr, naming the file and line).
+    Reported,
 }
 
 impl CliError {
@@ -193,6 +214,7 @@ impl CliError {
             CliError::Flags(ms) => ms.iter().for_each(warn),
             CliError::Scenarios(es) => es.iter().for_each(warn),
             CliError::Run(e) => warn(e),
+            CliError::Reported => {}
         }
     }
 }
@@ -255,6 +277,7 @@ fn main() -> ExitCode {
             engine,
             check_online,
             no_reduce,
+            memory,
             workers,
             cluster,
             html,
@@ -272,7 +295,7 @@ fn main() -> ExitCode {
                         verbose,
                         traces,
                         engine,
-                        (check_online, no_reduce, workers, c.as_ref().map(|c| Arc::clone(&c.cluster))),
+                        (check_online, no_reduce, memory, workers, c.as_ref().map(|c| Arc::clone(&c.cluster))),
                         &out,
                     );
                     match c {
@@ -285,6 +308,7 @@ fn main() -> ExitCode {
         Cmd::Matrix { model, paths, json, html } => {
             cmd_matrix(&reg, model, paths, json, &HtmlOut { html, svg: None, verbose: false })
         }
+        Cmd::Litmus { paths, json, memory } => cmd_litmus(paths, json, &memory),
         Cmd::Selftest { list, dir, json } => cmd_selftest(&reg, list, dir, json),
         Cmd::Run { file, args, json } => cmd_run(&reg, vec![file], Vec::new(), args, json, false),
         Cmd::Compare { files, variants, args } => cmd_run(&reg, files, variants, args, false, true),
@@ -393,6 +417,26 @@ fn progress_bar(enabled: bool) -> (Option<indicatif::ProgressBar>, Option<mmchec
     (Some(pb), Some(f))
 }
 
+/// `mmcheck litmus`.
+fn cmd_litmus(paths: Vec<PathBuf>, json: bool, memory: &str) -> Done {
+    let model = match memory {
+        "lkmm" => mmcheck::litmus::run::Model::Lkmm,
+        "sc" => mmcheck::litmus::run::Model::Sc,
+        m => {
+            return Err(CliError::Usage(format!(
+                "--memory: unknown memory model \"{}\"; expected one of: sc, lkmm",
+                escape_control(m)
+            )))
+        }
+    };
+    let mut out = std::io::stdout().lock();
+    match mmcheck::litmus::report::run(&paths, model, json, &mut out) {
+        0 => Ok(true),
+        1 => Ok(false),
+        _ => Err(CliError::Reported),
+    }
+}
+
 #[allow(clippy::too_many_arguments)] // one per option of `mmcheck check`
 fn cmd_check(
     reg: &Registry,
@@ -402,14 +446,24 @@ fn cmd_check(
     verbose: bool,
     traces: bool,
     engine: Option<String>,
-    (check_online, no_reduce, workers, cluster): (bool, bool, u16, Option<Arc<Cluster>>),
+    (check_online, no_reduce, memory, workers, cluster): (bool, bool, Option<String>, u16, Option<Arc<Cluster>>),
     out: &HtmlOut,
 ) -> Done {
+    let memory = match &memory {
+        None => None,
+        Some(m) => Some(Memory::from_name(m).ok_or_else(|| {
+            CliError::Usage(format!(
+                "--memory: unknown memory model \"{}\"; expected one of: sc, lkmm",
+                escape_control(m)
+            ))
+        })?),
+    };
     let paths = if paths.is_empty() { default_scenario_paths() } else { paths };
     let scenarios = load_all(reg, &paths)?;
     out.prepare(scenarios.len())?;
     let follower = cluster.as_ref().is_some_and(|c| c.process != 0);
-    let mut opts = RunOptions { check_online, no_reduce, workers: workers as usize, cluster, ..RunOptions::default() };
+    let mut opts =
+        RunOptions { check_online, no_reduce, memory, workers: workers as usize, cluster, ..RunOptions::default() };
     let engine = match &engine {
         None => None,
         Some(e) => Some(EngineName::from_name(e).ok_or_else(|| {
@@ -422,6 +476,28 @@ fn cmd_check(
     };
     if opts.cluster.is_some() {
         cluster::refuse_files(&scenarios, engine)?;
+    }
+    if let Some(m) = memory {
+        // A memory model is the stateful engine's: a file that runs another engine would
+        // ignore it.
+        let runs_stateful = |sc: &Scenario| match engine {
+            Some(e) => matches!(e, EngineName::Stateful | EngineName::All),
+            None => sc.engines.iter().any(|e| matches!(e, mmcheck::engine::Engine::Stateful { .. })),
+        };
+        let refused: Vec<String> = scenarios
+            .iter()
+            .filter(|sc| !runs_stateful(sc))
+            .map(|sc| {
+                format!(
+                    "{}: --memory {}: only the stateful engine takes a memory model (add --engine stateful)",
+                    show_path(&sc.file),
+                    m.name()
+                )
+            })
+            .collect();
+        if !refused.is_empty() {
+            return Err(CliError::Flags(refused));
+        }
     }
     if let Some(e) = engine {
         // Every file the engine cannot run, one line each.

@@ -265,6 +265,9 @@ pub enum ReductionDefect {
     SnapshotForgetsGhost,
     /// Snapshots: a restore puts back everything but the shared objects' values.
     SnapshotForgetsObjects,
+    /// `memory = "lkmm"`: the fair-cycle pass counts cycles that read a store a later one has
+    /// superseded (a task that never sees a store: no execution of any machine).
+    FairnessIgnoresStaleReads,
 }
 
 impl Default for Options {

@@ -85,6 +85,8 @@
 
 pub mod ast;
 pub mod parse;
+pub mod report;
+pub mod run;
 
 pub use ast::*;
 pub use parse::{parse, parse_file, LitmusError};

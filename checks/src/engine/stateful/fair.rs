@@ -51,7 +51,7 @@ pub(super) fn fair_components<M: Checked>(
     graphs: &[Graph],
     found: &mut Findings,
 ) -> Result<(), Inconclusive> {
-    let stored = Stored::new(graphs);
+    let stored = Stored::new(graphs, defect == Some(ReductionDefect::FairnessIgnoresStaleReads));
     let inv = M::PROGRESS.name();
     let checks_progress = spec.invariants.contains(&M::PROGRESS);
     let mut first: Option<Target> = None;
@@ -135,7 +135,7 @@ mod tests {
         v.iter().map(|&(fp, enabled, tasks)| Node { fp, enabled, tasks }).collect()
     }
     fn edges(v: &[(u64, u64, u8)]) -> Vec<Edge> {
-        v.iter().map(|&(from, to, task)| Edge { from, to, task }).collect()
+        v.iter().map(|&(from, to, task)| Edge::plain(from, to, task)).collect()
     }
 
     /// The fair cycles of a lasso invariant inside a fair component. Two tasks; states 1-4 form
@@ -154,7 +154,7 @@ mod tests {
             edges: edges(&[(1, 2, 0), (2, 1, 0), (1, 3, 1), (3, 4, 0), (4, 3, 0), (4, 1, 1)]),
             keys: vec![(1, a), (2, a), (3, b), (4, b), (1, c), (1, d), (2, d)],
         };
-        let s = Stored::new(std::slice::from_ref(&g));
+        let s = Stored::new(std::slice::from_ref(&g), false);
         let comps = s.components();
         assert_eq!(comps.len(), 1);
         assert!(fair(comps[0].moves, comps[0].disabled, comps[0].tasks));

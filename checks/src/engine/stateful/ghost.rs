@@ -400,6 +400,13 @@ impl<M: Checked> Ghost for StatefulGhost<M> {
 
     fn untimed_sleep(&self, pid: Pid) -> SleepDecision {
         let _off = arena::off();
+        if stateful::lkmm_token_set() {
+            // Under lkmm the task may have read its own state before its waker's store reached
+            // it; it was unparked, so its park returns at once and it reads again (the wake-up
+            // is an acquire: this time it sees the store). It does not sleep.
+            stateful::observe(u64::MAX);
+            return SleepDecision::Park;
+        }
         let mut g = self.lock();
         g.step_touch |= TOUCH_SLEEPERS;
         g.sleeping |= 1 << pid;

@@ -22,12 +22,24 @@ pub(super) struct Node {
     pub tasks: u32,
 }
 
-/// A transition: from, to, and the task that moved.
+/// A transition: from, to, the task that moved and the choice that took it (the same but at a
+/// choice point of `memory = "lkmm"`, where the choice is an alternative of the task's memory
+/// operation), and whether it read a store a later one had superseded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub(super) struct Edge {
     pub from: u64,
     pub to: u64,
     pub task: u8,
+    pub choice: u8,
+    pub stale: bool,
+}
+
+impl Edge {
+    /// A transition by `task`'s own choice that read nothing stale.
+    #[cfg(test)]
+    pub fn plain(from: u64, to: u64, task: u8) -> Self {
+        Edge { from, to, task, choice: task, stale: false }
+    }
 }
 
 /// A worker's part of the state graph (kept only when `progress` or a lasso invariant is
@@ -71,7 +83,11 @@ pub(super) struct Stored {
 }
 
 impl Stored {
-    pub fn new(graphs: &[Graph]) -> Self {
+    /// The union of `graphs`. Its components are those of the transitions that read nothing
+    /// stale (unless `with_stale`, the seeded defect `ReductionDefect::FairnessIgnoresStaleReads`):
+    /// a cycle in which a task keeps reading a store that a later one has superseded is no
+    /// execution of any machine (docs/model.md, "Liveness under weak memory").
+    pub fn new(graphs: &[Graph], with_stale: bool) -> Self {
         let mut index: HashMap<u64, u32, BuildHasherDefault<Identity>> = HashMap::default();
         let mut nodes: Vec<Node> = Vec::new();
         for g in graphs {
@@ -86,7 +102,7 @@ impl Stored {
         let mut start = vec![0u32; n + 1];
         let mut edges: Vec<(u32, u32, u8)> = Vec::new();
         for g in graphs {
-            for e in &g.edges {
+            for e in g.edges.iter().filter(|e| with_stale || !e.stale) {
                 if let (Some(&a), Some(&b)) = (index.get(&e.from), index.get(&e.to)) {
                     edges.push((a, b, e.task));
                 }
@@ -224,7 +240,7 @@ impl Stored {
 /// the initial state.
 #[cfg(test)]
 pub(super) fn components(graphs: &[Graph]) -> (Vec<Component>, Option<u64>) {
-    let s = Stored::new(graphs);
+    let s = Stored::new(graphs, false);
     (s.components(), s.initial)
 }
 
@@ -233,7 +249,7 @@ pub(super) fn path_to(graphs: &[Graph], from: u64, goal: &dyn Fn(u64) -> bool) -
     let mut adj: HashMap<u64, Vec<(u64, u8)>, BuildHasherDefault<Identity>> = HashMap::default();
     for g in graphs {
         for e in &g.edges {
-            adj.entry(e.from).or_default().push((e.to, e.task));
+            adj.entry(e.from).or_default().push((e.to, e.choice));
         }
     }
     let mut prev: HashMap<u64, (u64, u8), BuildHasherDefault<Identity>> = HashMap::default();
@@ -270,7 +286,7 @@ mod tests {
         v.iter().map(|&(fp, enabled, tasks)| Node { fp, enabled, tasks }).collect()
     }
     fn edges(v: &[(u64, u64, u8)]) -> Vec<Edge> {
-        v.iter().map(|&(from, to, task)| Edge { from, to, task }).collect()
+        v.iter().map(|&(from, to, task)| Edge::plain(from, to, task)).collect()
     }
 
     /// Two components with a transition inside (a 2-cycle and a self-loop), a transient state,

@@ -5,7 +5,7 @@
 use super::findings::lasso_checked;
 use super::ghost::{StatefulGhost, StepEvents, TOUCH_SLEEPERS};
 use super::space::Op;
-use crate::engine::types::{Options, ReductionDefect};
+use crate::engine::types::{Memory, Options, ReductionDefect};
 use crate::monitor::Checked;
 use crate::spec::Spec;
 
@@ -72,9 +72,12 @@ pub(super) fn independent<M: Checked>(
 }
 
 /// Whether the partial-order reduction applies to `spec` under `opts`, or why not.
-pub(super) fn applies<M: Checked>(spec: &Spec<M>, opts: &Options) -> Result<(), &'static str> {
+pub(super) fn applies<M: Checked>(spec: &Spec<M>, opts: &Options, memory: Memory) -> Result<(), &'static str> {
     if !opts.reduce.por {
         return Err("not asked for (reduce without \"por\", or --no-reduce)");
+    }
+    if memory == Memory::Lkmm {
+        return Err("memory = \"lkmm\": the independence relation is sequential consistency's (two loads of one location by different tasks do not commute when they may read different stores)");
     }
     if opts.history_only {
         return Err("the history-only reference search explores every transition");

@@ -26,7 +26,7 @@ use super::symmetry::{self, Canon};
 use super::table::FpTable;
 use super::workers::{self, Begin, Sent, Worker, WorkerOut};
 use super::{cluster_run, por, replay, snapshots};
-use crate::engine::types::{Engine, Options, Outcome, Replay, StateStats};
+use crate::engine::types::{Engine, Memory, Options, Outcome, Replay, StateStats};
 use crate::monitor::Checked;
 use crate::spec::Spec;
 
@@ -73,7 +73,11 @@ pub(super) struct Search<'a, M: Checked> {
 impl<'a, M: Checked> Search<'a, M> {
     pub fn new(spec: &'a Spec<M>, engine: Engine, opts: &'a Options, max_states: Option<u64>) -> Self {
         let clock = Clock::new();
-        let group = symmetry::group(spec, opts);
+        let memory = match engine {
+            Engine::Stateful { memory, .. } => memory,
+            _ => Memory::Sc,
+        };
+        let group = symmetry::group(spec, opts, memory);
         let census = opts.orbit_census;
         let snapshot_not_applied = if !opts.reduce.snapshot {
             Some("not asked for (reduce without \"snapshot\", or --no-reduce)")
@@ -82,11 +86,12 @@ impl<'a, M: Checked> Search<'a, M> {
         } else {
             None
         };
-        let por = por::applies(spec, opts);
+        let por = por::applies(spec, opts, memory);
         let symmetry_group = group.size();
         // A census stores every state: `progress` is decided on the whole graph.
         let canon = if census { Canon::default() } else { Canon::new(&group.images) };
-        let runner = Runner::new(spec, opts.history_only, &group.images, group.perms, por.is_ok(), opts.reduce.defect);
+        let runner =
+            Runner::new(spec, opts.history_only, &group.images, group.perms, por.is_ok(), opts.reduce.defect, memory);
         let explorer = if por.is_ok() {
             Explorers::Sleep(Sleep::new(SleepStore::Own(FpTable::default())))
         } else {
@@ -151,6 +156,13 @@ impl<'a, M: Checked> Search<'a, M> {
             Explorers::Sleep(e) => (e.states(), e.memory_bytes()),
             Explorers::Shared(e) => (Explorer::<M>::states(e), Explorer::<M>::memory_bytes(e)),
         })
+    }
+
+    /// Whether `progress` must also be fair to memory (`memory = "lkmm"`): its fair cycles are
+    /// then decided on the stored graph, whose stale reads `fair.rs` leaves out (one search's
+    /// Tarjan cannot).
+    fn memory_fair(&self) -> bool {
+        matches!(self.engine, Engine::Stateful { memory: Memory::Lkmm, .. }) && cycles_checked(self.spec)
     }
 
     /// The depth-first search of the job `cx` holds, by snapshots where they apply (and the
@@ -247,7 +259,7 @@ impl<'a, M: Checked> Search<'a, M> {
             // search takes the path of many workers, with one worker if one was asked for.
             if let Some(c) = self.opts.cluster.clone() {
                 self.cluster(&c);
-            } else if (self.opts.workers > 1 || lasso_checked(self.spec)) && !self.census {
+            } else if (self.opts.workers > 1 || lasso_checked(self.spec) || self.memory_fair()) && !self.census {
                 self.parallel(self.opts.workers.max(1));
             } else {
                 self.dfs();

@@ -27,22 +27,25 @@ impl<M: Checked> Shortest<'_, '_, M> {
 
     /// Breadth-first from the state `start` leads to, over states `allowed` admits, carrying
     /// the mask of the tasks that have moved since: the shortest schedule (after `start`, at
-    /// most `max_len` long) whose last transition satisfies `goal`.
+    /// most `max_len` long) whose last transition satisfies `goal`; with `fresh`, only over
+    /// transitions that read nothing stale (a cycle must be fair to memory too).
     fn bfs(
         &mut self,
         start: &[u8],
         max_len: usize,
         budget: u64,
+        fresh: bool,
         allowed: &dyn Fn(u64) -> bool,
         goal: &dyn Fn(&Probe, u32) -> bool,
     ) -> Option<Vec<u8>> {
         let limit = self.runner.executions.saturating_add(budget);
-        let (fp0, en0) = self.probe(start).state?;
+        let first = self.probe(start);
+        let (fp0, en0) = first.state?;
         let mut seen: HashSet<(u64, u32)> = HashSet::new();
-        let mut queue: VecDeque<(u32, u32, Vec<u8>)> = VecDeque::new();
+        let mut queue: VecDeque<(u32, Option<u8>, u32, Vec<u8>)> = VecDeque::new();
         seen.insert((fp0, 0));
-        queue.push_back((en0, 0, Vec::new()));
-        while let Some((enabled, moved, path)) = queue.pop_front() {
+        queue.push_back((en0, first.by, 0, Vec::new()));
+        while let Some((enabled, by, moved, path)) = queue.pop_front() {
             if path.len() >= max_len {
                 continue;
             }
@@ -58,13 +61,16 @@ impl<M: Checked> Shortest<'_, '_, M> {
                 let mut full = start.to_vec();
                 full.extend_from_slice(&next);
                 let probe = self.probe(&full);
-                let moved = moved | 1 << t;
+                if fresh && probe.stale {
+                    continue;
+                }
+                let moved = moved | 1 << by.unwrap_or(t);
                 if goal(&probe, moved) {
                     return Some(next);
                 }
                 if let Some((fp, en)) = probe.state {
                     if allowed(fp) && seen.insert((fp, moved)) {
-                        queue.push_back((en, moved, next));
+                        queue.push_back((en, probe.by, moved, next));
                     }
                 }
             }
@@ -79,7 +85,8 @@ impl<M: Checked> Shortest<'_, '_, M> {
         let budget = found.transitions.max(20_000);
         match found.target.take()? {
             Target::Safety { invariant, path } => {
-                let short = self.bfs(&[], path.len(), budget, &|_| true, &|p, _| p.violated.contains(&invariant));
+                let short =
+                    self.bfs(&[], path.len(), budget, false, &|_| true, &|p, _| p.violated.contains(&invariant));
                 let path = short.unwrap_or(path);
                 let r = self.runner.record(self.spec, &path, None);
                 Some(report(self.spec, found, error, r, path, None, None))
@@ -88,12 +95,14 @@ impl<M: Checked> Shortest<'_, '_, M> {
                 let inside = |fp: u64| members.contains(&fp);
                 // The shortest way into the component.
                 let prefix = self
-                    .bfs(&[], path.len() + 1, budget, &|_| true, &|p, _| p.state.is_some_and(|(fp, _)| inside(fp)))
+                    .bfs(&[], path.len() + 1, budget, false, &|_| true, &|p, _| {
+                        p.state.is_some_and(|(fp, _)| inside(fp))
+                    })
                     .unwrap_or(path);
                 let entry = self.probe(&prefix).state?.0;
                 // The shortest fair cycle through the entry: back to it, every task that must
                 // move having moved (inside the component, which is small).
-                let cycle = self.bfs(&prefix, members.len() * 32 + 32, u64::MAX, &inside, &|p, moved| {
+                let cycle = self.bfs(&prefix, members.len() * 32 + 32, u64::MAX, true, &inside, &|p, moved| {
                     p.state.is_some_and(|(fp, _)| fp == entry) && moved & must_move == must_move
                 })?;
                 let mut choices = prefix.clone();

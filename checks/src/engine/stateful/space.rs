@@ -17,7 +17,7 @@ pub(super) use mmmodel::platform::stateful::{
 use mmmodel::platform::Stateful;
 
 use super::ghost::{Mode, StatefulGhost};
-use crate::engine::types::ReductionDefect;
+use crate::engine::types::{Memory, ReductionDefect};
 use crate::monitor::online::Found as OnlineFound;
 use crate::monitor::{self, Checked, Exec, Violation};
 use crate::spec::Spec;
@@ -43,8 +43,13 @@ impl<M: Checked> Runner<M> {
         perms: Vec<mmmodel::model::Perm>,
         por: bool,
         defect: Option<ReductionDefect>,
+        memory: Memory,
     ) -> Self {
         let mut pool = StackPool::new();
+        pool.set_memory(match memory {
+            Memory::Sc => stateful::Memory::Sc,
+            Memory::Lkmm => stateful::Memory::Lkmm,
+        });
         match defect {
             Some(ReductionDefect::SymmetryForgetsNodeObjects) => pool.seed_symmetry_defect_forget_node_objects(),
             Some(ReductionDefect::SymmetryJoinsInOrder) => pool.seed_symmetry_defect_join_in_order(),
@@ -183,8 +188,12 @@ impl Shape {
 
 /// What one probe (a replay of a schedule, then one step) saw.
 pub(super) struct Probe {
-    /// The state after the schedule (`None`: the execution ended).
+    /// The state after the schedule (`None`: the execution ended): its fingerprint, the
+    /// choices there, and the task choosing there if it is a choice point of `lkmm`.
     pub state: Option<(u64, u32)>,
+    pub by: Option<u8>,
+    /// Whether the schedule's last transition read a store a later one had superseded.
+    pub stale: bool,
     /// Invariants violated by the schedule's last transition (or at the end).
     pub violated: Vec<&'static str>,
 }
@@ -209,6 +218,8 @@ impl<M: Checked> Runner<M> {
         };
         let mut step = 0usize;
         let mut state = None;
+        let mut by = None;
+        let mut stale = false;
         let mut violated = Vec::new();
         let mut chooser = |p: &SchedPoint<'_>, g: &StatefulGhost<M>| -> TaskId {
             let i = step;
@@ -222,6 +233,8 @@ impl<M: Checked> Runner<M> {
             if i == choices.len() {
                 let fp = if identity { identity_fingerprint(p, g) } else { fingerprint(p, g) };
                 state = Some((fp, p.enabled()));
+                by = p.choosing().map(|t| t as u8);
+                stale = p.stale();
                 let (found, _) = g.take();
                 violated.extend(ids(&found));
                 g.set_mode(Mode::FastForward);
@@ -242,7 +255,7 @@ impl<M: Checked> Runner<M> {
         }
         violated.sort_unstable();
         violated.dedup();
-        Probe { state, violated }
+        Probe { state, by, stale, violated }
     }
 
     /// Replay `choices` with the recorder on, for the report. With `cycle`, the recording

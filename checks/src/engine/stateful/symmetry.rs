@@ -9,7 +9,7 @@ use mmmodel::model::{Perm, Symmetry};
 use super::space::SymImage;
 use super::store::FpSet;
 use super::table::FpTable;
-use crate::engine::types::{Options, OrbitCensus};
+use crate::engine::types::{Memory, Options, OrbitCensus};
 use crate::monitor::online::Online;
 use crate::monitor::Checked;
 use crate::spec::Spec;
@@ -38,9 +38,14 @@ impl Group {
 }
 
 /// The group for `spec` under `opts`, or why none applies.
-pub(super) fn group<M: Checked>(spec: &Spec<M>, opts: &Options) -> Group {
+pub(super) fn group<M: Checked>(spec: &Spec<M>, opts: &Options, memory: Memory) -> Group {
     if !opts.reduce.symmetry {
         return Group::none("not asked for (reduce = [] or --no-reduce)");
+    }
+    if memory == Memory::Lkmm {
+        return Group::none(
+            "memory = \"lkmm\": the stores and views of the memory are not canonicalised under the group",
+        );
     }
     if opts.history_only {
         return Group::none("the history-only reference search keeps every task's history");

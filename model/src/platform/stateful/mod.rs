@@ -118,12 +118,12 @@ use core::sync::atomic::Ordering;
 use core::time::Duration;
 
 pub use rt::{
-    current_task, in_execution, local, observe, observe_pids, reset_local, reset_local_summary, run, run_snapshots,
-    Chooser, Decision, LockId, ObjId, Op, RunEnd, SchedPoint, SnapChooser, Snapshot, StackPool, SymImage, TaskId,
-    MAX_TASKS,
+    current_task, in_execution, last_read_stale, lkmm_token_set, local, observe, observe_pids, reset_local,
+    reset_local_summary, run, run_snapshots, Chooser, Decision, LockId, Memory, ObjId, Op, RunEnd, SchedPoint,
+    SnapChooser, Snapshot, StackPool, SymImage, TaskId, MAX_TASKS,
 };
 
-use super::{Atomic, AtomicInt, Join, Platform, RawSpinLock, SymTag};
+use super::{Atomic, AtomicInt, Join, KernelFence, Platform, RawSpinLock, SymTag};
 use crate::ghost::Ghost;
 
 /// The stateful runtime, with the checker's ghost `G`.
@@ -187,20 +187,21 @@ macro_rules! st_atomic {
                 StAtomic { id, epoch, _t: PhantomData }
             }
             #[inline]
-            fn load(&self, _order: Ordering) -> $t {
-                <$t>::from_word(rt::obj_load(self.id, self.epoch))
+            fn load(&self, order: Ordering) -> $t {
+                <$t>::from_word(rt::obj_load(self.id, self.epoch, order))
             }
             #[inline]
-            fn store(&self, v: $t, _order: Ordering) {
-                rt::obj_store(self.id, self.epoch, v.to_word())
+            fn store(&self, v: $t, order: Ordering) {
+                rt::obj_store(self.id, self.epoch, v.to_word(), order)
             }
             #[inline]
-            fn swap(&self, v: $t, _order: Ordering) -> $t {
-                <$t>::from_word(rt::obj_rmw(self.id, self.epoch, |_| v.to_word()))
+            fn swap(&self, v: $t, order: Ordering) -> $t {
+                let w = v.to_word();
+                <$t>::from_word(rt::obj_rmw(self.id, self.epoch, order, move |_| w))
             }
             #[inline]
-            fn compare_exchange(&self, current: $t, new: $t, _s: Ordering, _f: Ordering) -> Result<$t, $t> {
-                rt::obj_cas(self.id, self.epoch, current.to_word(), new.to_word())
+            fn compare_exchange(&self, current: $t, new: $t, s: Ordering, f: Ordering) -> Result<$t, $t> {
+                rt::obj_cas(self.id, self.epoch, current.to_word(), new.to_word(), s, f)
                     .map(<$t>::from_word)
                     .map_err(<$t>::from_word)
             }
@@ -213,30 +214,30 @@ macro_rules! st_atomic_int {
         st_atomic!($t);
         impl AtomicInt<$t> for StAtomic<$t> {
             #[inline]
-            fn fetch_add(&self, v: $t, _order: Ordering) -> $t {
-                self.rmw(|x| x.wrapping_add(v))
+            fn fetch_add(&self, v: $t, order: Ordering) -> $t {
+                self.rmw(order, |x| x.wrapping_add(v))
             }
             #[inline]
-            fn fetch_sub(&self, v: $t, _order: Ordering) -> $t {
-                self.rmw(|x| x.wrapping_sub(v))
+            fn fetch_sub(&self, v: $t, order: Ordering) -> $t {
+                self.rmw(order, |x| x.wrapping_sub(v))
             }
             #[inline]
-            fn fetch_or(&self, v: $t, _order: Ordering) -> $t {
-                self.rmw(|x| x | v)
+            fn fetch_or(&self, v: $t, order: Ordering) -> $t {
+                self.rmw(order, |x| x | v)
             }
             #[inline]
-            fn fetch_and(&self, v: $t, _order: Ordering) -> $t {
-                self.rmw(|x| x & v)
+            fn fetch_and(&self, v: $t, order: Ordering) -> $t {
+                self.rmw(order, |x| x & v)
             }
             #[inline]
-            fn fetch_xor(&self, v: $t, _order: Ordering) -> $t {
-                self.rmw(|x| x ^ v)
+            fn fetch_xor(&self, v: $t, order: Ordering) -> $t {
+                self.rmw(order, |x| x ^ v)
             }
         }
         impl StAtomic<$t> {
             #[inline(always)]
-            fn rmw(&self, f: impl FnOnce($t) -> $t) -> $t {
-                <$t>::from_word(rt::obj_rmw(self.id, self.epoch, |w| f(<$t>::from_word(w)).to_word()))
+            fn rmw(&self, order: Ordering, f: impl Fn($t) -> $t) -> $t {
+                <$t>::from_word(rt::obj_rmw(self.id, self.epoch, order, |w| f(<$t>::from_word(w)).to_word()))
             }
         }
     };
@@ -328,9 +329,17 @@ impl<G: Ghost> Platform for Stateful<G> {
     type Thread = StThread;
     type JoinHandle = StJoinHandle;
 
-    /// A no-op, and not a scheduling point: every operation is sequentially consistent.
+    /// Under `memory = "sc"` a no-op, and not a scheduling point: every operation is
+    /// sequentially consistent. Under `lkmm` the kernel fence it stands for
+    /// (`SeqCst`: `smp_mb()`), a step of its own.
     #[inline(always)]
-    fn fence(_order: Ordering) {}
+    fn fence(order: Ordering) {
+        rt::kernel_fence(rt::kernel_fence_of(order))
+    }
+    #[inline(always)]
+    fn kernel_fence(f: KernelFence) {
+        rt::kernel_fence(f)
+    }
     fn spawn<F: FnOnce() + Send + 'static>(_name: String, f: F) -> Self::JoinHandle {
         let (task, epoch) = rt::spawn(f);
         StJoinHandle { task, epoch }

@@ -86,8 +86,11 @@ pub(super) struct Frame {
     /// Tasks whose transition from here has not been explored yet (the state's enabled tasks
     /// are on Tarjan's stack).
     pub todo: u32,
-    /// The task whose transition from here is being explored.
+    /// The choice whose transition from here is being explored.
     pub chosen: u8,
+    /// At a choice point of `memory = "lkmm"`: the task whose memory operation the choices
+    /// are alternatives of (`NO_TASK` elsewhere: the choice is the task).
+    pub by: u8,
     /// Tasks whose transition from here stays inside this state's component.
     pub moves: u32,
     /// Position on the Tarjan stack.
@@ -98,9 +101,28 @@ pub(super) struct Frame {
 
 impl Frame {
     /// A frame of a worker's search: no Tarjan.
-    pub fn plain(todo: u32, chosen: u8, fp: u64) -> Self {
-        Frame { index: 0, low: 0, todo, chosen, moves: 0, tpos: 0, fp }
+    pub fn plain(todo: u32, chosen: u8, by: u8, fp: u64) -> Self {
+        Frame { index: 0, low: 0, todo, chosen, by, moves: 0, tpos: 0, fp }
     }
+
+    /// The task that moves when this frame's choice is taken.
+    #[inline]
+    pub fn mover(&self) -> u8 {
+        if self.by == NO_TASK {
+            self.chosen
+        } else {
+            self.by
+        }
+    }
+}
+
+/// [`Frame::by`] where the choice is a task.
+pub(super) const NO_TASK: u8 = u8::MAX;
+
+/// Who chooses at `p`: the task at a choice point, else [`NO_TASK`].
+#[inline]
+pub(super) fn chooser_of(p: &SchedPoint<'_>) -> u8 {
+    p.choosing().map_or(NO_TASK, |t| t as u8)
 }
 
 /// A state on an explorer's path: the task chosen there, and the transitions left.

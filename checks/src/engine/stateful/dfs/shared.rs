@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use mmmodel::kernel::sched::explorer_task;
 
-use super::{job_root, Arrival, Ctx, Explorer, Frame};
+use super::{chooser_of, job_root, Arrival, Ctx, Explorer, Frame};
 use crate::engine::stateful::cluster;
 use crate::engine::stateful::ghost::StatefulGhost;
 use crate::engine::stateful::graph::{Edge, Graph, Node};
@@ -93,7 +93,13 @@ impl<M: Checked> Explorer<M> for Shared {
             self.account_arrival(cx, g);
         }
         let initial = cx.job.prefix.is_empty() && self.frames.is_empty();
-        let edge = self.frames.last().map(|top| Edge { from: top.fp, to: fp, task: top.chosen });
+        let edge = self.frames.last().map(|top| Edge {
+            from: top.fp,
+            to: fp,
+            task: top.mover(),
+            choice: top.chosen,
+            stale: p.stale(),
+        });
         let fate = self.place(cx, fp);
         if let Some(graph) = &mut self.graph {
             if edge.is_none() && initial {
@@ -114,7 +120,7 @@ impl<M: Checked> Explorer<M> for Shared {
         cx.began = true;
         cx.found.stored += 1;
         if let Some(graph) = &mut self.graph {
-            graph.nodes.push(Node { fp, enabled, tasks: cx.tasks_mask });
+            graph.nodes.push(Node { fp, enabled: p.runnable(), tasks: cx.tasks_mask });
             if !M::LASSO.is_empty() {
                 let mut keys = Vec::new();
                 g.cycle_keys(&mut keys);
@@ -129,7 +135,7 @@ impl<M: Checked> Explorer<M> for Shared {
             }
         }
         let first = lowest(enabled);
-        self.frames.push(Frame::plain(enabled & !(1 << first), first as u8, fp));
+        self.frames.push(Frame::plain(enabled & !(1 << first), first as u8, chooser_of(p), fp));
         cx.found.max_depth = cx.found.max_depth.max(cx.job.prefix.len() + self.frames.len());
         Arrival::Explore(first)
     }
@@ -138,7 +144,7 @@ impl<M: Checked> Explorer<M> for Shared {
         let todo = job_root(cx, p, g, todo);
         let first = lowest(todo);
         let fp = space::fingerprint(p, g);
-        self.frames.push(Frame::plain(todo & !(1 << first), first as u8, fp));
+        self.frames.push(Frame::plain(todo & !(1 << first), first as u8, chooser_of(p), fp));
         first
     }
 

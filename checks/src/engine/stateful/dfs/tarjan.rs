@@ -5,7 +5,7 @@
 
 use mmmodel::model::Named;
 
-use super::{Arrival, Ctx, Explorer, Frame};
+use super::{chooser_of, Arrival, Ctx, Explorer, Frame};
 use crate::engine::stateful::fair::{fair, maybe_fair_under};
 use crate::engine::stateful::findings::{decisive, Target};
 use crate::engine::stateful::ghost::StatefulGhost;
@@ -99,7 +99,7 @@ impl Tarjan {
             parent.low = parent.low.min(f.low);
             if f.low != f.index {
                 // `f` stays on Tarjan's stack: it is in the parent's component.
-                parent.moves |= 1 << parent.chosen;
+                parent.moves |= 1 << parent.mover();
             }
         }
     }
@@ -117,6 +117,7 @@ impl<M: Checked> Explorer<M> for Tarjan {
     fn arrive(&mut self, cx: &mut Ctx<'_, M>, p: &SchedPoint<'_>, g: &StatefulGhost<M>) -> Arrival {
         let fp = self.key(p, g);
         let enabled = p.enabled();
+        let runnable = p.runnable();
         cx.tasks_mask = tasks_mask(p);
         self.account_arrival(cx, g);
         if cx.halted() {
@@ -128,7 +129,7 @@ impl<M: Checked> Explorer<M> for Tarjan {
                 // component.
                 if let Some(parent) = self.frames.last_mut() {
                     parent.low = parent.low.min(index);
-                    parent.moves |= 1 << parent.chosen;
+                    parent.moves |= 1 << parent.mover();
                 }
             }
             return Arrival::Known(lowest(enabled));
@@ -143,13 +144,14 @@ impl<M: Checked> Explorer<M> for Tarjan {
         cx.began = true;
         self.visited.insert(fp, index);
         let tpos = self.tstack.len();
-        self.tstack.push(TEntry { fp, enabled, moves: 0 });
+        self.tstack.push(TEntry { fp, enabled: runnable, moves: 0 });
         let first = lowest(enabled);
         self.frames.push(Frame {
             index,
             low: index,
             todo: enabled & !(1 << first),
             chosen: first as u8,
+            by: chooser_of(p),
             moves: 0,
             tpos,
             fp,

@@ -175,6 +175,11 @@ impl Memory {
         self.locs[x].last().expect("a location has a store").val
     }
 
+    /// Stores `x` holds.
+    pub fn len(&self, x: Loc) -> usize {
+        self.locs[x].len()
+    }
+
     pub(super) fn last_rank(&self, x: Loc) -> u32 {
         (self.locs[x].len() - 1) as u32
     }

@@ -35,6 +35,7 @@
 
 mod group;
 mod hash;
+mod memory;
 mod ops;
 mod point;
 mod run;
@@ -44,11 +45,15 @@ mod symmetry;
 mod types;
 
 pub use self::group::SymImage;
+pub(crate) use self::memory::kernel_fence_of;
+pub use self::memory::Memory;
 pub(crate) use self::ops::{
-    current, join, join_all, lock_lock, lock_new, lock_try, lock_unlock, obj_cas, obj_load, obj_new, obj_rmw,
-    obj_store, park, spawn, unpark, yield_now,
+    current, join, join_all, kernel_fence, lock_lock, lock_new, lock_try, lock_unlock, obj_cas, obj_load, obj_new,
+    obj_rmw, obj_store, park, spawn, unpark, yield_now,
 };
-pub use self::ops::{local, observe, observe_pids, reset_local, reset_local_summary, tagged};
+pub use self::ops::{
+    last_read_stale, lkmm_token_set, local, observe, observe_pids, reset_local, reset_local_summary, tagged,
+};
 pub use self::run::run;
 pub use self::snapshot::{run_snapshots, Decision, SnapChooser, Snapshot};
 pub use self::state::{current_task, in_execution, Chooser, SchedPoint, StackPool};

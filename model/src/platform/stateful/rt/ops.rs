@@ -5,13 +5,26 @@
 
 use super::group::{Family, Kind, ObjMeta};
 use super::hash::{lock_term, mix, obj_term, TAG_RESET};
+use core::sync::atomic::Ordering;
+
+use super::memory::{choose, rmw_kind};
 use super::point::{enter, enter_obj, fold, kind_of, stale_object, yield_point};
 use super::run::new_task;
+use super::state::Rt;
 use super::symmetry::{sym_reset, sym_save_context, sym_spawned};
 use super::types::{LockId, ObjId, Op, TaskId, MAX_TASKS, NO_OWNER, NO_TASK};
 use crate::kernel::sched::Summary;
 use crate::platform::stateful::arena;
-use crate::platform::SymTag;
+use crate::platform::stateful::lkmm::{Load, Store};
+use crate::platform::{KernelFence, SymTag};
+
+/// `t` runs the kernel fence `f` (a step of its own under `lkmm`; nothing under `sc`).
+#[inline]
+pub(crate) fn kernel_fence(f: KernelFence) {
+    let (rt, t) = enter();
+    // SAFETY: live runtime; no borrow held.
+    unsafe { super::memory::fence(rt, t, f) }
+}
 
 pub(crate) fn obj_new(v: u64) -> (ObjId, u32) {
     let (rt, _) = enter();
@@ -23,57 +36,82 @@ pub(crate) fn obj_new(v: u64) -> (ObjId, u32) {
         r.objs.push(v);
         r.shared ^= obj_term(i, v);
         r.sym.meta.push(ObjMeta { family: r.sym.family, kind: r.sym.kind });
+        if r.lkmm {
+            let x = r.lk.mem.new_loc(v);
+            r.lk.obj_loc.push(x);
+        }
         (i as ObjId, r.epoch)
     }
 }
 
 #[inline]
-pub(crate) fn obj_load(o: ObjId, epoch: u32) -> u64 {
+pub(crate) fn obj_load(o: ObjId, epoch: u32, order: Ordering) -> u64 {
     let (rt, t) = enter_obj(epoch);
     // SAFETY: live runtime; borrows end before every switch.
     unsafe {
         yield_point(rt, t, Op::Load(o));
-        let v = (&mut *rt).objs[o as usize];
+        let v = if (*rt).lkmm { lk_load(rt, t, o, order) } else { (&mut *rt).objs[o as usize] };
         fold(rt, t, v, kind_of(rt, o));
         v
     }
 }
 
 #[inline]
-pub(crate) fn obj_store(o: ObjId, epoch: u32, v: u64) {
+pub(crate) fn obj_store(o: ObjId, epoch: u32, v: u64, order: Ordering) {
     let (rt, t) = enter_obj(epoch);
     // SAFETY: as in `obj_load`.
     unsafe {
         yield_point(rt, t, Op::Store(o));
-        (&mut *rt).set_obj(o as usize, v);
+        if (*rt).lkmm {
+            lk_store(rt, t, o, v, order);
+        } else {
+            (&mut *rt).set_obj(o as usize, v);
+        }
     }
 }
 
 /// A read-modify-write: stores `f(old)`, returns `old`.
 #[inline]
-pub(crate) fn obj_rmw(o: ObjId, epoch: u32, f: impl FnOnce(u64) -> u64) -> u64 {
+pub(crate) fn obj_rmw(o: ObjId, epoch: u32, order: Ordering, f: impl Fn(u64) -> u64) -> u64 {
     let (rt, t) = enter_obj(epoch);
     // SAFETY: as in `obj_load`.
     unsafe {
         yield_point(rt, t, Op::Rmw(o));
-        let old = (&mut *rt).objs[o as usize];
-        (&mut *rt).set_obj(o as usize, f(old));
+        let old = if (*rt).lkmm {
+            lk_rmw(rt, t, o, order, None, &|_| true, &f).0
+        } else {
+            let old = (&mut *rt).objs[o as usize];
+            (&mut *rt).set_obj(o as usize, f(old));
+            old
+        };
         fold(rt, t, old, kind_of(rt, o));
         old
     }
 }
 
 #[inline]
-pub(crate) fn obj_cas(o: ObjId, epoch: u32, current: u64, new: u64) -> Result<u64, u64> {
+pub(crate) fn obj_cas(
+    o: ObjId,
+    epoch: u32,
+    current: u64,
+    new: u64,
+    success: Ordering,
+    failure: Ordering,
+) -> Result<u64, u64> {
     let (rt, t) = enter_obj(epoch);
     // SAFETY: as in `obj_load`.
     unsafe {
         yield_point(rt, t, Op::Rmw(o));
-        let old = (&mut *rt).objs[o as usize];
-        let ok = old == current;
-        if ok {
-            (&mut *rt).set_obj(o as usize, new);
-        }
+        let (old, ok) = if (*rt).lkmm {
+            lk_rmw(rt, t, o, success, Some(failure), &|v| v == current, &|_| new)
+        } else {
+            let old = (&mut *rt).objs[o as usize];
+            let ok = old == current;
+            if ok {
+                (&mut *rt).set_obj(o as usize, new);
+            }
+            (old, ok)
+        };
         fold(rt, t, old, kind_of(rt, o));
         fold(rt, t, ok as u64, Kind::Plain);
         if ok {
@@ -82,6 +120,82 @@ pub(crate) fn obj_cas(o: ObjId, epoch: u32, current: u64, new: u64) -> Result<u6
             Err(old)
         }
     }
+}
+
+/// A load under `lkmm`: the chooser picks the store it reads among those the task may.
+///
+/// # Safety
+/// `rt` is the live runtime and `t` the running task, past its yield point.
+unsafe fn lk_load(rt: *mut Rt, t: TaskId, o: ObjId, order: Ordering) -> u64 {
+    let x = (&*rt).lk.obj_loc[o as usize];
+    let alts = (&*rt).lk.mem.load_alts(t, x);
+    let a = choose(rt, t, alts);
+    let _off = arena::off();
+    let how = if matches!(order, Ordering::Relaxed) { Load::Once } else { Load::Acquire };
+    let lk = &mut (&mut *rt).lk;
+    let (v, stale) = lk.mem.load(t, x, a, how);
+    lk.stale = stale;
+    lk.mem.collect();
+    v
+}
+
+/// A store under `lkmm`: the chooser picks where it goes in coherence order.
+///
+/// # Safety
+/// As [`lk_load`].
+unsafe fn lk_store(rt: *mut Rt, t: TaskId, o: ObjId, v: u64, order: Ordering) {
+    let x = (&*rt).lk.obj_loc[o as usize];
+    let how = if matches!(order, Ordering::Relaxed) { Store::Once } else { Store::Release };
+    // Only a count crosses the choice point: a snapshot restores the stack but not the heap
+    // outside the execution's arena, so the list is made again after it (the memory is as it
+    // was).
+    let alts = {
+        let _off = arena::off();
+        (&*rt).lk.mem.store_slots(t, x, how).len()
+    };
+    let a = choose(rt, t, alts);
+    let _off = arena::off();
+    let r = &mut *rt;
+    let slot = r.lk.mem.store_slots(t, x, how)[a];
+    r.lk.mem.store(t, x, slot, v, how);
+    r.lk.mem.collect();
+    let latest = r.lk.mem.latest(x);
+    r.set_obj(o as usize, latest);
+}
+
+/// A read-modify-write under `lkmm`: the chooser picks the store it reads (and so whether a
+/// conditional one succeeds). The value read, and whether it stored `new(value)`.
+///
+/// # Safety
+/// As [`lk_load`].
+unsafe fn lk_rmw(
+    rt: *mut Rt,
+    t: TaskId,
+    o: ObjId,
+    success: Ordering,
+    failure: Option<Ordering>,
+    succeeds: &dyn Fn(u64) -> bool,
+    new: &dyn Fn(u64) -> u64,
+) -> (u64, bool) {
+    let x = (&*rt).lk.obj_loc[o as usize];
+    // As in `lk_store`, only counts cross the choice point.
+    let (how, alts) = {
+        let _off = arena::off();
+        let lk = &mut (&mut *rt).lk;
+        let how = rmw_kind(lk, t, success, failure);
+        (how, lk.mem.rmw_reads(t, x, how, succeeds).len())
+    };
+    let a = choose(rt, t, alts);
+    let _off = arena::off();
+    let r = &mut *rt;
+    let read = r.lk.mem.rmw_reads(t, x, how, succeeds)[a];
+    let stale = read.rank as usize + 1 != r.lk.mem.len(x);
+    let old = r.lk.mem.rmw(t, x, read, how, new);
+    r.lk.stale = stale;
+    r.lk.mem.collect();
+    let latest = r.lk.mem.latest(x);
+    r.set_obj(o as usize, latest);
+    (old, read.ok)
 }
 
 pub(crate) fn lock_new() -> (LockId, u32) {
@@ -93,6 +207,10 @@ pub(crate) fn lock_new() -> (LockId, u32) {
         r.locks.push(NO_OWNER);
         if r.sym.family != Family::Global {
             r.sym.family_locks = true;
+        }
+        if r.lkmm {
+            let x = r.lk.mem.new_lock();
+            r.lk.lock_loc.push(x);
         }
         ((r.locks.len() - 1) as LockId, r.epoch)
     }
@@ -113,6 +231,12 @@ pub(crate) fn lock_lock(l: LockId, epoch: u32) {
         }
         *o = t as u8;
         r.shared ^= lock_term(l as usize, t);
+        if r.lkmm {
+            let _off = arena::off();
+            let x = r.lk.lock_loc[l as usize];
+            r.lk.mem.lock(t, x);
+            r.lk.mem.collect();
+        }
     }
 }
 
@@ -122,11 +246,38 @@ pub(crate) fn lock_try(l: LockId, epoch: u32) -> bool {
     // SAFETY: as in `obj_load`.
     unsafe {
         yield_point(rt, t, Op::TryLock(l));
+        let mut free = (&*rt).locks[l as usize] == NO_OWNER;
+        if (*rt).lkmm {
+            // Under lkmm a trylock may also fail on an acquisition that a release has already
+            // superseded (a failed trylock is ordered with nothing): alternative 0 is the
+            // success if the lock is free, the others the acquisitions it may read.
+            let x = (&*rt).lk.lock_loc[l as usize];
+            // As in `lk_store`, only counts cross the choice point.
+            let alts = {
+                let _off = arena::off();
+                (&*rt).lk.mem.trylock_fails(t, x).len() + usize::from(free)
+            };
+            let a = choose(rt, t, alts);
+            if !(free && a == 0) {
+                let _off = arena::off();
+                let rank = (&*rt).lk.mem.trylock_fails(t, x)[a - usize::from(free)];
+                let lk = &mut (&mut *rt).lk;
+                lk.stale = rank as usize + 1 != lk.mem.len(x);
+                lk.mem.trylock_fail(t, x, rank);
+                lk.mem.collect();
+                free = false;
+            }
+        }
         let r = &mut *rt;
-        let free = r.locks[l as usize] == NO_OWNER;
         if free {
             r.locks[l as usize] = t as u8;
             r.shared ^= lock_term(l as usize, t);
+            if r.lkmm {
+                let _off = arena::off();
+                let x = r.lk.lock_loc[l as usize];
+                r.lk.mem.lock(t, x);
+                r.lk.mem.collect();
+            }
         }
         fold(rt, t, free as u64, Kind::Plain);
         free
@@ -150,6 +301,12 @@ pub(crate) fn lock_unlock(l: LockId, epoch: u32, released: impl FnOnce()) {
         let r = &mut *rt;
         r.locks[l as usize] = NO_OWNER;
         r.shared ^= lock_term(l as usize, t);
+        if r.lkmm {
+            let _off = arena::off();
+            let x = r.lk.lock_loc[l as usize];
+            r.lk.mem.unlock(t, x);
+            r.lk.mem.collect();
+        }
     }
 }
 
@@ -159,6 +316,10 @@ pub(crate) fn park() {
     unsafe {
         yield_point(rt, t, Op::Park);
         (&mut *rt).tasks[t].token = false;
+        if (*rt).lkmm {
+            let _off = arena::off();
+            (&mut *rt).lk.mem.park(t);
+        }
     }
 }
 
@@ -169,6 +330,10 @@ pub(crate) fn unpark(u: TaskId, epoch: u32) {
         assert!(u < (&mut *rt).tasks.len(), "stateful runtime: unpark of unknown task {u}");
         yield_point(rt, t, Op::Unpark(u));
         (&mut *rt).tasks[u].token = true;
+        if (*rt).lkmm {
+            let _off = arena::off();
+            (&mut *rt).lk.mem.unpark(t, u);
+        }
     }
 }
 
@@ -178,6 +343,10 @@ pub(crate) fn join(u: TaskId, epoch: u32) {
     unsafe {
         assert!(u < (&mut *rt).tasks.len() && u != t, "stateful runtime: join of task {u} by task {t}");
         yield_point(rt, t, Op::Join(u));
+        if (*rt).lkmm {
+            let _off = arena::off();
+            (&mut *rt).lk.mem.join(t, u);
+        }
     }
 }
 
@@ -208,6 +377,12 @@ pub(crate) fn join_all(tasks: &[(TaskId, u32)]) {
         }
         yield_point(rt, t, Op::JoinAll(mask));
         let r = &mut *rt;
+        if r.lkmm {
+            let _off = arena::off();
+            for &(u, _) in tasks {
+                r.lk.mem.join(t, u);
+            }
+        }
         let all = if r.tasks.len() == 32 { u32::MAX } else { (1u32 << r.tasks.len()) - 1 };
         if r.finished | 1 << t == all {
             r.sym.solo = t;
@@ -235,6 +410,12 @@ pub(crate) fn spawn<F: FnOnce() + 'static>(f: F) -> (TaskId, u32) {
         assert!(id < MAX_TASKS, "stateful runtime: more than {MAX_TASKS} tasks");
         let slot = new_task(rt, id, f);
         (&mut *rt).tasks.push(slot);
+        if (*rt).lkmm {
+            let lk = &mut (&mut *rt).lk;
+            let u = lk.mem.spawn(Some(t));
+            debug_assert_eq!(u, id, "the memory's tasks are the runtime's");
+            lk.hints.push(0);
+        }
         sym_spawned(rt, id);
         (&mut *rt).sym.solo = NO_TASK;
         // Plain under symmetry too: only the spawner uses the id, to join (docs/model.md,
@@ -294,6 +475,23 @@ pub fn observe(v: u64) {
     let (rt, t) = enter();
     // SAFETY: live runtime.
     unsafe { fold(rt, t, v, Kind::Plain) }
+}
+
+/// Under `memory = "lkmm"`, whether the calling task's park token is set (its next park returns
+/// at once); `false` under `sc`, where a task that reads its own state as not woken has never
+/// been unparked.
+pub fn lkmm_token_set() -> bool {
+    let (rt, t) = enter();
+    // SAFETY: live runtime.
+    unsafe { (*rt).lkmm && (&*rt).tasks[t].token }
+}
+
+/// Under `memory = "lkmm"`: whether the calling task's last memory operation read a store that
+/// a later store had superseded (for reports; not part of any state).
+pub fn last_read_stale() -> bool {
+    let (rt, _) = enter();
+    // SAFETY: live runtime.
+    unsafe { (*rt).lk.stale }
 }
 
 /// [`observe`] of a mask of pids (a ghost's answer that names tasks).

@@ -12,10 +12,41 @@ use super::symmetry::{sym_fold, sym_fold_op};
 use super::types::{LockId, ObjId, Op, TaskId, FINISHED_CODE, MAX_TASKS, NO_OWNER, NO_TASK};
 
 impl SchedPoint<'_> {
-    /// The enabled tasks (bit `t` for task `t`); never 0.
+    /// What the chooser may pick (never 0): the enabled tasks (bit `t` for task `t`), or at a
+    /// choice point ([`Self::choosing`]) the alternatives (bit `a` for alternative `a`).
     #[inline]
     pub fn enabled(&self) -> u32 {
         self.enabled
+    }
+    /// Under `memory = "lkmm"`, at a choice point: the task in the middle of a memory operation
+    /// whose alternative the next choice picks (see `memory.rs`). `None` everywhere else.
+    #[inline]
+    pub fn choosing(&self) -> Option<TaskId> {
+        self.rt.lk.choosing.map(|(t, _)| t)
+    }
+    /// The tasks that can move here, choice point or not (at a choice point, the task choosing
+    /// and every task enabled besides it): what weak fairness asks of a cycle.
+    #[inline]
+    pub fn runnable(&self) -> u32 {
+        if self.rt.lk.choosing.is_some() {
+            self.rt.tasks_enabled()
+        } else {
+            self.enabled
+        }
+    }
+    /// Under `memory = "lkmm"`: whether the transition that led here read a store that a later
+    /// store had superseded (a stale read).
+    #[inline]
+    pub fn stale(&self) -> bool {
+        self.rt.lk.stale
+    }
+    /// Under `memory = "lkmm"`: stores the memory holds over every location (for the figures).
+    pub fn messages(&self) -> usize {
+        if self.rt.lkmm {
+            self.rt.lk.mem.messages()
+        } else {
+            self.rt.objs.len() + self.rt.locks.len()
+        }
     }
     /// The finished tasks.
     #[inline]
@@ -121,11 +152,25 @@ impl Rt {
             };
             h = mix(h ^ status, local);
         }
+        if self.lkmm {
+            h = mix(h, self.lk.mem.hash());
+        }
         fmix64(h)
     }
 
+    /// What the chooser may pick: the enabled tasks, or at a choice point its alternatives.
     #[inline]
     pub(super) fn enabled_mask(&self) -> u32 {
+        match self.lk.choosing {
+            Some((_, k)) if k >= 32 => u32::MAX,
+            Some((_, k)) => (1u32 << k) - 1,
+            None => self.tasks_enabled(),
+        }
+    }
+
+    /// The tasks that can move (a task at a choice point counts as one).
+    #[inline]
+    pub(super) fn tasks_enabled(&self) -> u32 {
         let mut m = 0;
         for (t, s) in self.tasks.iter().enumerate() {
             let ok = match s.op {
@@ -168,6 +213,7 @@ pub(super) unsafe fn decide(rt: *mut Rt) -> Option<TaskId> {
         bad_choice(t, enabled);
     }
     (*rt).steps += 1;
+    (*rt).lk.stale = false;
     Some(t)
 }
 

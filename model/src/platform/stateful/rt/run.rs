@@ -93,12 +93,26 @@ impl Drop for Teardown<'_> {
             r.objs.clear();
             r.locks.clear();
             r.sym.clear_execution();
+            r.lk.clear();
             r.chooser = None;
             r.chooser_panic = None;
             r.next = None;
             RT.with(|c| c.set(ptr::null_mut()));
             self.pool.rt = Some(NonNull::new_unchecked(rt));
         }
+    }
+}
+
+/// Task `t` has finished: under `lkmm` it reads nothing any more.
+///
+/// # Safety
+/// `rt` is the live runtime, unborrowed.
+pub(super) unsafe fn finished(rt: *mut Rt, t: TaskId) {
+    if (*rt).lkmm {
+        let _off = arena::off();
+        let lk = &mut (&mut *rt).lk;
+        lk.mem.finish(t);
+        lk.mem.collect();
     }
 }
 
@@ -147,6 +161,12 @@ pub(super) fn begin(pool: &mut StackPool, chooser: Option<NonNull<dyn Chooser>>,
         r.teardown = false;
         r.chooser = chooser;
         r.snap = snap;
+        if r.lkmm {
+            let _off = arena::off();
+            r.lk.clear();
+            r.lk.mem.spawn(None);
+            r.lk.hints.push(0);
+        }
     }
     if snap {
         arena::reset(0);
@@ -191,6 +211,7 @@ unsafe fn schedule(rt: *mut Rt) -> RunEnd {
             CoroutineResult::Return(exit) => {
                 (&mut *rt).stacks.push(co.into_stack());
                 (*rt).finished |= 1 << t;
+                finished(rt, t);
                 if let Exit::Panicked(p) = exit {
                     return RunEnd::Panicked { task: t, message: panic_message(&*p) };
                 }

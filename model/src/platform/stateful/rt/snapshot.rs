@@ -6,8 +6,9 @@ use std::rc::Rc;
 
 use corosensei::{CoroutineResult, Yielder};
 
+use super::memory::Lk;
 use super::point::bad_choice;
-use super::run::{begin, new_task, panic_message, Teardown};
+use super::run::{begin, finished, new_task, panic_message, Teardown};
 use super::state::{Co, Exit, Rt, SchedPoint, StackPool};
 use super::types::{Op, RunEnd, TaskId, MAX_TASKS, NO_TASK};
 use crate::platform::stateful::arena;
@@ -53,6 +54,8 @@ pub struct Snapshot {
     epoch: u32,
     tasks: Vec<TaskSave>,
     heap: Vec<u8>,
+    /// Under `lkmm`: the memory (every store, every view).
+    lk: Option<Box<Lk>>,
 }
 
 impl Snapshot {
@@ -145,6 +148,12 @@ impl SchedPoint<'_> {
             // SAFETY: the arena's used bytes (no task runs while we read them).
             into.heap.extend_from_slice(unsafe { core::slice::from_raw_parts(base as *const u8, len) });
         }
+        if r.lkmm {
+            match &mut into.lk {
+                Some(b) => (**b).clone_from(&r.lk),
+                None => into.lk = Some(Box::new(r.lk.clone())),
+            }
+        }
         into.objs.clone_from(&r.objs);
         into.locks.clone_from(&r.locks);
         into.finished = r.finished;
@@ -221,6 +230,10 @@ unsafe fn restore(rt: *mut Rt, s: &Snapshot) {
         r.shared = s.shared;
     }
     r.locks.clone_from(&s.locks);
+    if r.lkmm {
+        let _off = arena::off();
+        r.lk.clone_from(s.lk.as_ref().expect("a snapshot under lkmm holds the memory"));
+    }
     r.finished = s.finished;
     r.last = s.last;
     r.steps = s.steps;
@@ -296,6 +309,16 @@ unsafe fn schedule_snapshots(rt: *mut Rt, chooser: &mut dyn SnapChooser) -> RunE
             bad_choice(t, enabled);
         }
         (*rt).steps += 1;
+        (*rt).lk.stale = false;
+        // At a choice point the choice is an alternative for the task in the middle of its
+        // operation, which goes on with it.
+        let t = match (*rt).lk.choosing.take() {
+            Some((task, _)) => {
+                (*rt).lk.alt = t as u32;
+                task
+            }
+            None => t,
+        };
         (*rt).cur = t;
         (*rt).last = t;
         (*rt).vclock += 1;
@@ -311,6 +334,7 @@ unsafe fn schedule_snapshots(rt: *mut Rt, chooser: &mut dyn SnapChooser) -> RunE
             CoroutineResult::Return(exit) => {
                 (&mut *rt).tasks[t].retired = Some(co.into_stack());
                 (*rt).finished |= 1 << t;
+                finished(rt, t);
                 if let Exit::Panicked(p) = exit {
                     return RunEnd::Panicked { task: t, message: panic_message(&*p) };
                 }

@@ -12,6 +12,7 @@ use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, Yielder};
 
 use super::group::Sym;
+use super::memory::Lk;
 use super::types::{Op, TaskId, MAX_TASKS, NO_TASK};
 
 /// Makes every scheduling decision of an execution.
@@ -146,6 +147,9 @@ pub(crate) struct Rt {
     pub(super) vclock: u64,
     /// A seeded defect (tests only): a restore leaves the shared objects as they are.
     pub(super) restore_keeps_objects: bool,
+    /// The memory model: the kernel's (`lk` holds it) or sequential consistency.
+    pub(super) lkmm: bool,
+    pub(super) lk: Lk,
 }
 
 thread_local! {
@@ -210,6 +214,8 @@ impl Rt {
             snap: false,
             vclock: 0,
             restore_keeps_objects: false,
+            lkmm: false,
+            lk: Lk::default(),
         }
     }
 }

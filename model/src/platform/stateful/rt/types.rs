@@ -41,6 +41,13 @@ pub enum Op {
     JoinAll(u32),
     /// `yield_now`: always enabled, does nothing.
     Yield,
+    /// Under `memory = "lkmm"` only: a fence (its [`crate::platform::KernelFence`] as a number).
+    /// Always enabled.
+    Fence(u8),
+    /// Under `memory = "lkmm"` only: the task is in the middle of a memory operation that has
+    /// this many alternatives (which store a load reads, where a store goes): the next choice
+    /// is one of them, not a task ([`crate::platform::stateful::SchedPoint::choosing`]).
+    Choose(u32),
 }
 
 impl Op {
@@ -79,6 +86,8 @@ impl Op {
             Op::Join(t) => 10 | (t as u64) << 8,
             Op::Yield => 11,
             Op::JoinAll(m) => 12 | (m as u64) << 8,
+            Op::Fence(f) => 13 | (f as u64) << 8,
+            Op::Choose(k) => 14 | (k as u64) << 8,
         }
     }
 }
