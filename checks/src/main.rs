@@ -24,7 +24,7 @@ use crate::cli::selftest::cmd_selftest;
 #[command(
     name = "mmcheck",
     version,
-    about = "Model-check Linux mm synchronisation protocols (kswapd tree_lock stall, compaction contention)"
+    about = "Model-check Linux mm synchronisation protocols (kswapd tree_lock stall, compaction contention, reclaim throttling)"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -79,7 +79,7 @@ enum Cmd {
     /// For each model, invariants x variants: holds or violated, with the evidence, built by
     /// checking the shipped scenarios (default: scenarios/, without mutants/ and heavy/).
     Matrix {
-        /// Only this model (kswapd-stall or compaction).
+        /// Only this model (kswapd-stall, compaction or reclaim-throttle).
         #[arg(long)]
         model: Option<String>,
         /// Scenario files or folders to build the matrix from.
