@@ -129,7 +129,9 @@ pub fn cmd_check(
     // Printed with the first row: a replay refused after its exploration prints nothing.
     let mut header = !json;
     for sc in &scenarios {
-        tracing::info!(scenario = %sc.name, file = %sc.file.display(), "checking");
+        // Logged under the binary's name, as when this was main.rs (`RUST_LOG` filters and
+        // the lines users see name `mmcheck`, not this module).
+        tracing::info!(target: "mmcheck", scenario = %sc.name, file = %sc.file.display(), "checking");
         let mut opts = opts.clone();
         if let Some(e) = engine {
             opts.engine_override = Some(mmcheck::check::engines_named(sc, e));
@@ -138,7 +140,7 @@ pub fn cmd_check(
             opts.engine_override = Some(es.clone());
         }
         let r = check(sc, &opts);
-        tracing::info!(scenario = %sc.name, verdict = %r.verdict.label(), executions = r.executions(), "checked");
+        tracing::info!(target: "mmcheck", scenario = %sc.name, verdict = %r.verdict.label(), executions = r.executions(), "checked");
         if opts.cluster.is_some() {
             // A cluster that could not run ends the command (exit 2); a process other than 0
             // prints nothing.
