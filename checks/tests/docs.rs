@@ -47,6 +47,117 @@ fn every_variant_and_mutant_is_documented() {
     }
 }
 
+/// The rows of the first Markdown table after the first line of `text` for which `at` holds,
+/// each split into its cells (trimmed); none if there is no such line.
+fn table_after(text: &str, at: impl Fn(&str) -> bool) -> Vec<Vec<String>> {
+    let lines: Vec<&str> = text.lines().collect();
+    let Some(start) = lines.iter().position(|l| at(l)) else { return Vec::new() };
+    lines[start + 1..]
+        .iter()
+        .skip_while(|l| !l.starts_with('|'))
+        .take_while(|l| l.starts_with('|'))
+        .map(|l| l.trim().trim_matches('|').split('|').map(|c| c.trim().to_string()).collect())
+        .collect()
+}
+
+/// The text of the `## ` section whose heading is `heading`, with every run of whitespace made
+/// one space.
+fn section(text: &str, heading: &str) -> String {
+    let mut out = Vec::new();
+    let mut inside = false;
+    for line in text.lines() {
+        if line.starts_with("## ") {
+            inside = line.trim() == heading;
+            continue;
+        }
+        if inside {
+            out.push(line);
+        }
+    }
+    out.join(" ").split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// What docs/scenarios.md lacks of `model`'s scenario vocabulary: each role kind, with each of
+/// its keys, in the role table of "## `[[thread]]`: roles of the MODEL model"; each `[params]`
+/// key in a row of the `[params]` table whose model column names the model; each coverage
+/// event (what `reaches` may list) in the table after "The MODEL coverage events:"; each
+/// invariant id in the list of the model's default invariants in "## `[check]`".
+fn scenarios_md_lacks(text: &str, model: &dyn mmcheck::registry::AnyModel) -> Vec<String> {
+    let name = model.name();
+    let code = |s: &str| format!("`{s}`");
+    let mut missing = Vec::new();
+    let roles_heading = format!("## `[[thread]]`: roles of the {name} model");
+    let roles = table_after(text, |l| l.trim() == roles_heading);
+    for kind in model.role_kinds() {
+        match roles.iter().find(|r| r[0] == code(kind.name)) {
+            None => missing.push(format!("{name}: role `{}` (no row in the table under {roles_heading})", kind.name)),
+            Some(row) => {
+                let keys = row.get(1).map_or("", String::as_str);
+                for key in kind.keys.iter().filter(|k| !keys.contains(&code(k))) {
+                    missing.push(format!("{name}: key `{key}` of role `{}` (not in its row's keys)", kind.name));
+                }
+            }
+        }
+    }
+    let params = table_after(text, |l| l.trim() == "## `[params]`");
+    for key in model.params() {
+        if !params.iter().any(|r| r[0] == code(key) && r.get(1).is_some_and(|m| m == name || m == "every model")) {
+            missing.push(format!("{name}: [params] key `{key}` (no row of the [params] table for it and this model)"));
+        }
+    }
+    let coverage_intro = format!("The {name} coverage events:");
+    let coverage = table_after(text, |l| l.trim() == coverage_intro);
+    for event in model.coverage_names() {
+        if !coverage.iter().any(|r| r[0] == code(event)) {
+            missing.push(format!("{name}: coverage event `{event}` (no row in the table after \"{coverage_intro}\")"));
+        }
+    }
+    // "... (kswapd-stall: `a`, `b`; compaction: `c`, ...)": the model's list runs to the next
+    // `;` or `)`.
+    let check = section(text, "## `[check]`");
+    let listed =
+        check.split_once(&format!("{name}: ")).map_or("", |(_, rest)| rest.split([';', ')']).next().unwrap_or(""));
+    for inv in model.invariants() {
+        if !listed.contains(&code(inv.id)) {
+            missing
+                .push(format!("{name}: invariant `{}` (not in the model's default list under ## `[check]`)", inv.id));
+        }
+    }
+    missing
+}
+
+/// docs/scenarios.md has the tables of every registered model (issue 37): a model that gains a
+/// role, key, parameter, coverage event or invariant, or a new model, fails here until the
+/// scenario format documents it.
+#[test]
+fn every_role_key_param_coverage_event_and_invariant_is_in_scenarios_md() {
+    let text = read("scenarios.md");
+    let missing: Vec<String> = SHIPPED.iter().flat_map(|m| scenarios_md_lacks(&text, *m)).collect();
+    assert!(
+        missing.is_empty(),
+        "docs/scenarios.md does not document {} name(s):\n{}",
+        missing.len(),
+        missing.join("\n")
+    );
+}
+
+/// The check above can fail: on a copy of docs/scenarios.md without the reclaim-throttle role
+/// table, and with one compaction coverage event's row removed, it names what went missing.
+#[test]
+fn scenarios_md_check_names_what_is_missing() {
+    let text = read("scenarios.md");
+    let throttle = SHIPPED.iter().find(|m| m.name() == "reclaim-throttle").expect("the reclaim-throttle model");
+    let compaction = SHIPPED.iter().find(|m| m.name() == "compaction").expect("the compaction model");
+    assert!(scenarios_md_lacks(&text, *throttle).is_empty());
+    let no_roles = text.replace("## `[[thread]]`: roles of the reclaim-throttle model", "## roles elsewhere");
+    let lacks = scenarios_md_lacks(&no_roles, *throttle);
+    assert_eq!(lacks.len(), throttle.role_kinds().len(), "{lacks:?}");
+    let no_row: String =
+        text.lines().filter(|l| !l.starts_with("| `scanners-met` |")).map(|l| format!("{l}\n")).collect();
+    assert_eq!(scenarios_md_lacks(&no_row, *compaction).len(), 1);
+    assert!(scenarios_md_lacks(&no_row, *compaction)[0].contains("`scanners-met`"));
+}
+
 /// `$ ` command lines inside fenced blocks, with the lines quoted under each: the lines that
 /// follow it in the same fenced block, up to the next `$ ` line. Lines of a later block (say
 /// a `text` block quoting a command shown without a prompt) belong to no quoted command.

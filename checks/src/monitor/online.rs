@@ -9,62 +9,17 @@
 //!
 //! [`agree`] runs both forms over one execution and says where they differ; the loom scenario
 //! tests call it on every execution they explore.
+//!
+//! The [`Online`] trait itself, with [`Found`] and [`CycleKey`], is in `types.rs` beside
+//! [`Checked`], which names it, and is re-exported here.
 
 use std::collections::BTreeMap;
-use std::fmt::Debug;
-use std::hash::Hash;
 
 use mmmodel::event::{Event, KernelEvent};
-use mmmodel::ghost::Pid;
-use mmmodel::model::{Model, Named, Perm};
+use mmmodel::model::{Model, Named};
 
-use super::{Checked, Exec};
-
-/// What one step (or the end) of an online monitor found.
-#[derive(Debug)]
-pub struct Found<M: Model> {
-    /// Invariants violated (an invariant may be reported more than once).
-    pub violated: Vec<M::Invariant>,
-    /// Derived coverage events (the ones [`Checked::derived_coverage`] counts from a trace).
-    pub derived: Vec<M::Coverage>,
-}
-
-impl<M: Model> Default for Found<M> {
-    fn default() -> Self {
-        Found { violated: Vec::new(), derived: Vec::new() }
-    }
-}
-
-/// The online form of model `M`'s invariants.
-pub trait Online<M: Model>: Clone + Eq + Hash + Debug + Default + Send + Sync + 'static {
-    /// Task `pid` did `ev`.
-    fn step(&mut self, cfg: &M::Config, pid: Pid, ev: &Event<M::Event>, found: &mut Found<M>);
-    /// Every task has finished, in final state `fin`.
-    fn end(&self, cfg: &M::Config, fin: &M::Final, found: &mut Found<M>);
-    /// The state with its nodes and pids renamed by `perm` (a symmetry reduction hashes every
-    /// image of a state: docs/model.md, "Symmetry"); `None` (the default): this monitor cannot,
-    /// and symmetry is not applied.
-    fn permuted(&self, _perm: &Perm) -> Option<Self> {
-        None
-    }
-    /// The online form of the model's lasso invariants ([`Checked::LASSO`]): the stuck
-    /// situations this state is in, each as a [`CycleKey`]. A fair cycle every state of which
-    /// carries the same key, and in which the key's `must_move` tasks move, violates the key's
-    /// invariant; the stateful engine looks for such cycles among the fair cycles it finds
-    /// (docs/model.md, "no-soft-lockup: a class of fair cycles"). None by default.
-    fn cycle_keys(&self, _out: &mut Vec<CycleKey>) {}
-}
-
-/// One stuck situation of a state, for a lasso invariant (see [`Online::cycle_keys`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct CycleKey {
-    /// The invariant: an index into [`Checked::LASSO`].
-    pub class: u8,
-    /// Which situation (non-zero): a cycle must keep the same one in every state.
-    pub key: u64,
-    /// Tasks that must move in such a cycle.
-    pub must_move: u32,
-}
+use super::types::{Checked, Exec};
+pub use super::types::{CycleKey, Found, Online};
 
 /// Run the online form over a whole execution: the invariants of `ids` it says are violated,
 /// and the derived coverage it counts.

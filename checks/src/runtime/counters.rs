@@ -1,6 +1,6 @@
 //! Statistics over a run's per-iteration counters.
 
-use super::{RunResult, Sample};
+use super::types::{RunResult, Sample};
 
 /// Amean, min and max of one counter over a run's samples.
 pub fn stats(samples: &[Sample], key: &str) -> (f64, f64, f64) {

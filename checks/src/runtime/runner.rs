@@ -5,7 +5,7 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use super::{RunConfig, RunError, RunResult, Sample};
+use super::types::{RunConfig, RunError, RunResult, Sample};
 use crate::scenario::Scenario;
 use crate::spec::{AnySpec, Watch};
 use crate::term::show_path;

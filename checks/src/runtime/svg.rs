@@ -2,7 +2,7 @@
 
 use super::counters::counter_names;
 use super::runner::splitmix;
-use super::RunResult;
+use super::types::RunResult;
 
 /// Quantile `q` of sorted `v` (linear interpolation).
 fn quantile(v: &[f64], q: f64) -> f64 {

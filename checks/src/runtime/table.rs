@@ -1,7 +1,7 @@
 //! The comparison table of `mmcheck run` and `mmcheck compare`.
 
 use super::counters::{counter_names, ratio, stats};
-use super::RunResult;
+use super::types::RunResult;
 
 /// A table in the style of the seeds' mmtests comparisons: one column per run, `Amean`,
 /// `Min` and `Max` rows per counter, and the change of each column's mean against the first

@@ -14,53 +14,11 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use super::point::{decide, yield_point};
 use super::state::{Rt, StackPool, SUSPEND_MARGIN};
+use super::lkstate::{Lk, Memory, HINT_FULL, HINT_VOID};
 use super::types::{Op, TaskId, NO_TASK};
 use crate::platform::stateful::arena;
-use crate::platform::stateful::lkmm::{self, Fence, Loc, Rmw, MAX_ALTS};
+use crate::platform::stateful::lkmm::{Fence, Rmw, MAX_ALTS};
 use crate::platform::KernelFence;
-
-/// The memory model an execution runs under.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
-pub enum Memory {
-    /// Sequential consistency.
-    #[default]
-    Sc,
-    /// The Linux-kernel memory model, operationally (no load buffering).
-    Lkmm,
-}
-
-/// A task's hint for its next read-modify-write (a [`KernelFence`] that is no fence).
-pub(super) const HINT_FULL: u8 = 1;
-pub(super) const HINT_VOID: u8 = 2;
-
-/// The kernel memory model's part of the runtime state.
-#[derive(Clone, Default)]
-pub(crate) struct Lk {
-    pub(super) mem: lkmm::Memory,
-    /// Each object's and each lock's location.
-    pub(super) obj_loc: Vec<Loc>,
-    pub(super) lock_loc: Vec<Loc>,
-    /// Each task's hints for its next RMW.
-    pub(super) hints: Vec<u8>,
-    /// At a choice point: the task in the middle of its operation, and its alternatives.
-    pub(super) choosing: Option<(TaskId, u32)>,
-    /// The alternative the chooser took at the last choice point.
-    pub(super) alt: u32,
-    /// The last transition read a store that a later one had superseded.
-    pub(super) stale: bool,
-}
-
-impl Lk {
-    pub(super) fn clear(&mut self) {
-        self.mem = lkmm::Memory::default();
-        self.obj_loc.clear();
-        self.lock_loc.clear();
-        self.hints.clear();
-        self.choosing = None;
-        self.alt = 0;
-        self.stale = false;
-    }
-}
 
 impl StackPool {
     /// The memory model of the executions this pool runs from now on.

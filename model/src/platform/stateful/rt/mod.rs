@@ -35,6 +35,7 @@
 
 mod group;
 mod hash;
+mod lkstate;
 mod memory;
 mod ops;
 mod point;
@@ -46,7 +47,7 @@ mod types;
 
 pub use self::group::SymImage;
 pub(crate) use self::memory::kernel_fence_of;
-pub use self::memory::Memory;
+pub use self::lkstate::Memory;
 pub(crate) use self::ops::{
     current, join, join_all, kernel_fence, lock_lock, lock_new, lock_try, lock_unlock, obj_cas, obj_load, obj_new,
     obj_rmw, obj_store, park, spawn, unpark, yield_now,

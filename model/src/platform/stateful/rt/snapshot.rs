@@ -6,7 +6,7 @@ use std::rc::Rc;
 
 use corosensei::{CoroutineResult, Yielder};
 
-use super::memory::Lk;
+use super::lkstate::Lk;
 use super::point::bad_choice;
 use super::run::{begin, finished, new_task, panic_message, Teardown};
 use super::state::{Co, Exit, Rt, SchedPoint, StackPool};

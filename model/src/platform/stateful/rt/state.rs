@@ -12,7 +12,7 @@ use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, Yielder};
 
 use super::group::Sym;
-use super::memory::Lk;
+use super::lkstate::Lk;
 use super::types::{Op, TaskId, MAX_TASKS, NO_TASK};
 
 /// Makes every scheduling decision of an execution.

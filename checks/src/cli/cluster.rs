@@ -14,7 +14,30 @@ use mmcheck::engine::{Engine, EngineName};
 use mmcheck::scenario::Scenario;
 use mmcheck::term::show_path;
 
-use super::{CliError, ClusterArgs, Done};
+use super::output::{CliError, Done};
+
+/// The stateful engine's search over several processes, on timely dataflow (docs/model.md,
+/// "Many machines"; docs/scenarios.md, "A cluster").
+#[derive(clap::Args, Debug, Default)]
+pub struct ClusterArgs {
+    /// Search over N processes (with --process and --hostfile), each with --workers threads.
+    /// Every process is started with the same files and options; process 0 prints the result.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024))]
+    processes: Option<u16>,
+    /// This process's index, 0 to N-1.
+    #[arg(long, value_name = "I")]
+    process: Option<u16>,
+    /// One host:port per line, process 0 first (lines starting with # are comments).
+    #[arg(long, value_name = "FILE")]
+    hostfile: Option<PathBuf>,
+    /// Start N processes on 127.0.0.1 (this one is process 0) and search over them: a cluster
+    /// on one machine, for trying it and for the tests.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
+    local_cluster: Option<u16>,
+    /// How long a cluster process waits for the others to be reachable before it gives up.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    connect_timeout: u64,
+}
 
 /// A cluster this process takes part in, and (with `--local-cluster`) the processes it started.
 pub struct Started {

@@ -1,0 +1,394 @@
+//! `mmcheck check`: check scenario files, print the verdict table, counterexamples and replay
+//! lines.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use mmcheck::check::{check, Report, RunOptions, Verdict};
+use mmcheck::engine::stateful::cluster::Cluster;
+use mmcheck::engine::{EngineName, Memory};
+use mmcheck::registry::Registry;
+use mmcheck::scenario::{self, Scenario};
+use mmcheck::term::{escape_control, show_path};
+use mmcheck::token::ReplayToken;
+
+use super::cluster;
+use super::inputs::{default_scenario_paths, load_all};
+use super::output::{emit, emit_json, emit_raw, progress_bar, warn, CliError, Done, HtmlOut};
+
+#[allow(clippy::too_many_arguments)] // one per option of `mmcheck check`
+pub fn cmd_check(
+    reg: &Registry,
+    paths: Vec<PathBuf>,
+    json: bool,
+    replay: Option<String>,
+    verbose: bool,
+    traces: bool,
+    engine: Option<String>,
+    (check_online, no_reduce, memory, workers, cluster): (bool, bool, Option<String>, u16, Option<Arc<Cluster>>),
+    out: &HtmlOut,
+) -> Done {
+    let memory = match &memory {
+        None => None,
+        Some(m) => Some(Memory::from_name(m).ok_or_else(|| {
+            CliError::Usage(format!(
+                "--memory: unknown memory model \"{}\"; expected one of: sc, lkmm",
+                escape_control(m)
+            ))
+        })?),
+    };
+    let paths = if paths.is_empty() { default_scenario_paths() } else { paths };
+    let scenarios = load_all(reg, &paths)?;
+    out.prepare(scenarios.len())?;
+    let follower = cluster.as_ref().is_some_and(|c| c.process != 0);
+    let mut opts =
+        RunOptions { check_online, no_reduce, memory, workers: workers as usize, cluster, ..RunOptions::default() };
+    let engine = match &engine {
+        None => None,
+        Some(e) => Some(EngineName::from_name(e).ok_or_else(|| {
+            CliError::Usage(format!(
+                "--engine: unknown engine \"{}\"; expected one of: {}",
+                escape_control(e),
+                EngineName::names()
+            ))
+        })?),
+    };
+    if opts.cluster.is_some() {
+        cluster::refuse_files(&scenarios, engine)?;
+    }
+    if let Some(m) = memory {
+        // A memory model is the stateful engine's: a file that runs another engine would
+        // ignore it.
+        let runs_stateful = |sc: &mmcheck::scenario::Scenario| match engine {
+            Some(e) => matches!(e, EngineName::Stateful | EngineName::All),
+            None => sc.engines.iter().any(|e| matches!(e, mmcheck::engine::Engine::Stateful { .. })),
+        };
+        let refused: Vec<String> = scenarios
+            .iter()
+            .filter(|sc| !runs_stateful(sc))
+            .map(|sc| {
+                format!(
+                    "{}: --memory {}: only the stateful engine takes a memory model (add --engine stateful)",
+                    show_path(&sc.file),
+                    m.name()
+                )
+            })
+            .collect();
+        if !refused.is_empty() {
+            return Err(CliError::Flags(refused));
+        }
+    }
+    if let Some(e) = engine {
+        // Every file the engine cannot run, one line each.
+        let mut refused = Vec::new();
+        for sc in &scenarios {
+            let tasks = sc.spec.tasks();
+            if let Some(why) =
+                mmcheck::check::engines_named(sc, e).into_iter().find_map(|en| scenario::engine_refusal(en, tasks))
+            {
+                refused.push(format!("{}: --engine {}: {why}", show_path(&sc.file), e.name()));
+            }
+        }
+        if !refused.is_empty() {
+            return Err(CliError::Flags(refused));
+        }
+    }
+    let mut replay_engines = None;
+    if let Some(tok) = &replay {
+        if scenarios.len() != 1 {
+            return Err(CliError::Usage(format!(
+                "--replay takes exactly one scenario file ({} given)",
+                scenarios.len()
+            )));
+        }
+        let sc = &scenarios[0];
+        let Some(t) = ReplayToken::parse(tok) else {
+            return Err(CliError::Usage(format!(
+                "{}: --replay: \"{}\" is not a replay token (engine-index-fingerprint)",
+                show_path(&sc.file),
+                escape_control(tok)
+            )));
+        };
+        if let (Some(e), Some(own)) = (engine, t.engine_name()) {
+            if e != EngineName::All && e != own {
+                return Err(CliError::Usage(format!(
+                    "{}: --replay: token {} was made by the {} engine, and --engine {} cannot replay it \
+                     (leave out --engine, or give --engine {})",
+                    show_path(&sc.file),
+                    escape_control(tok),
+                    own.name(),
+                    e.name(),
+                    own.name()
+                )));
+            }
+        }
+        // The engine the token was made by: the one --engine names, or else the scenario's,
+        // or else the token's own (a stateful token for a loom scenario, say).
+        let engines = match engine {
+            Some(e) => mmcheck::check::engines_named(sc, e),
+            None => {
+                let mut es = sc.engines.clone();
+                if let Some(own) = t.engine_name() {
+                    for e in mmcheck::check::engines_named(sc, own) {
+                        // (Once each: the scenario's own engine would replay twice.)
+                        if !es.contains(&e) {
+                            es.push(e);
+                        }
+                    }
+                }
+                es
+            }
+        };
+        let fitting: Vec<_> = engines.into_iter().filter(|e| t.fits(&*sc.spec, *e)).collect();
+        if fitting.is_empty() {
+            return Err(CliError::Usage(format!(
+                "{}: --replay: token {} does not fit this scenario{} (it was made for another scenario, engine or version)",
+                show_path(&sc.file),
+                escape_control(tok),
+                engine.map(|e| format!(" under --engine {}", e.name())).unwrap_or_default()
+            )));
+        }
+        replay_engines = Some(fitting);
+        opts.replay = Some(t);
+    }
+    let interactive = !json && std::io::stderr().is_terminal();
+    let (bar, progress) = progress_bar(interactive);
+    opts.progress = progress;
+
+    let widths = widths(&scenarios);
+    let mut reports: Vec<Report> = Vec::new();
+    // Printed with the first row: a replay refused after its exploration prints nothing.
+    let mut header = !json;
+    for sc in &scenarios {
+        // Logged under the binary's name, as when this was main.rs (`RUST_LOG` filters and
+        // the lines users see name `mmcheck`, not this module).
+        tracing::info!(target: "mmcheck", scenario = %sc.name, file = %sc.file.display(), "checking");
+        let mut opts = opts.clone();
+        if let Some(e) = engine {
+            opts.engine_override = Some(mmcheck::check::engines_named(sc, e));
+        }
+        if let Some(es) = &replay_engines {
+            opts.engine_override = Some(es.clone());
+        }
+        let r = check(sc, &opts);
+        tracing::info!(target: "mmcheck", scenario = %sc.name, verdict = %r.verdict.label(), executions = r.executions(), "checked");
+        if opts.cluster.is_some() {
+            // A cluster that could not run ends the command (exit 2); a process other than 0
+            // prints nothing.
+            if let Verdict::Error(e) = &r.verdict {
+                if let Some(e) = e.strip_prefix(mmcheck::engine::stateful::cluster::ERROR) {
+                    return Err(CliError::Usage(format!("{}: {e}", show_path(&sc.file))));
+                }
+            }
+            if follower {
+                continue;
+            }
+        }
+        if let Some(t) = &opts.replay {
+            // A replay that reached nothing has no verdict to print.
+            if r.runs.first().and_then(|run| run.outcome.found.as_ref()).is_none() {
+                if let Some(b) = &bar {
+                    b.finish_and_clear();
+                }
+                return Err(CliError::Usage(format!(
+                    "{}: --replay: the exploration has only {} executions; there is no {}",
+                    show_path(&r.scenario.file),
+                    r.executions(),
+                    t.replay_label()
+                )));
+            }
+        }
+        if let Some(b) = &bar {
+            b.set_message(String::new());
+        }
+        if json {
+            let mut j = r.to_json();
+            if traces {
+                j.diagram = r.counterexample(verbose);
+            }
+            emit_json(&j)?;
+        } else {
+            let mut row = format!("{}\n{}", table_row(&r, &widths), coverage_line(&r));
+            if let Some(note) = &r.note {
+                // A verdict that needs saying beside it (a violation only loom's weak memory shows).
+                row.push_str(&format!("\n    note: {note}"));
+            }
+            if std::mem::take(&mut header) {
+                row = format!("{}\n{row}", table_header(&widths));
+            }
+            match &bar {
+                Some(b) => b.suspend(|| emit(&row))?,
+                None => emit(&row)?,
+            }
+        }
+        reports.push(r);
+    }
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    if follower {
+        return Ok(true);
+    }
+    out.write(&reports, &[], json)?;
+    if !json {
+        for r in &reports {
+            let show = opts.replay.is_some() || !r.matched || traces;
+            if show {
+                print_detail(r, verbose)?;
+            }
+        }
+        let bad = reports.iter().filter(|r| !r.matched).count();
+        emit(format_args!("\n{} scenario(s), {} as expected, {} not", reports.len(), reports.len() - bad, bad))?;
+    }
+    if let Some(t) = &opts.replay {
+        // A replay succeeds when it reproduces a counterexample.
+        let r = &reports[0];
+        let found = r.runs.first().and_then(|run| run.outcome.found.as_ref());
+        if found.is_some_and(|f| f.violations.is_empty()) {
+            warn(format_args!("{}: {} violates no invariant", show_path(&r.scenario.file), t.replay_label()));
+            return Ok(false);
+        }
+        // A reproduced counterexample is judged like any check: a verdict that does not match
+        // the file's expectation (MISMATCH) is exit status 1, as it is without --replay.
+        return Ok(r.matched);
+    }
+    Ok(reports.iter().all(|r| r.matched))
+}
+
+/// The widths of the table's text columns, sized to the scenarios it will have rows for
+/// (known before any runs, so that rows print as they finish): scenario name, variant (with
+/// its mutation), and verdict and expectation (the longest `violation(<invariant>)`).
+struct Widths {
+    name: usize,
+    variant: usize,
+    verdict: usize,
+}
+
+fn variant_label(sc: &Scenario) -> String {
+    match sc.spec.mutation() {
+        Some(m) => format!("{}+{m}", sc.spec.variant()),
+        None => sc.spec.variant().to_string(),
+    }
+}
+
+fn widths(scenarios: &[Scenario]) -> Widths {
+    let width = |s: &str| s.chars().count();
+    let mut w = Widths { name: 24, variant: 14, verdict: 12 };
+    for sc in scenarios {
+        w.name = w.name.max(width(&escape_control(&sc.name)));
+        w.variant = w.variant.max(width(&variant_label(sc)));
+        for inv in sc.model().invariants() {
+            w.verdict = w.verdict.max(width(&format!("violation({})", inv.id)));
+        }
+    }
+    w
+}
+
+fn table_header(w: &Widths) -> String {
+    format!(
+        "{:<nw$} {:<12} {:<vw$} {:<16} {:>11} {:>10} {:>8}  {:<dw$} {:<dw$} {}",
+        "scenario",
+        "model",
+        "variant",
+        "engine",
+        "executions",
+        "states",
+        "seconds",
+        "verdict",
+        "expected",
+        "ok?",
+        nw = w.name,
+        vw = w.variant,
+        dw = w.verdict
+    )
+}
+
+fn table_row(r: &Report, w: &Widths) -> String {
+    let sc = &r.scenario;
+    let variant = variant_label(sc);
+    // What the verdict covers: the engine with its bound, and its memory model.
+    let engine = if r.runs.len() > 1 {
+        "all c11+sc".to_string()
+    } else {
+        r.runs.first().map_or("-".to_string(), |run| {
+            // A reduction that ran says so (`stateful sym2 por sc`: symmetry, a group of 2, and
+            // partial-order reduction; `snap`: snapshots), and so do several workers (`w2`).
+            let reduced = match run.outcome.stats {
+                Some(st) => {
+                    let sym = if st.symmetry_group > 1 { format!(" sym{}", st.symmetry_group) } else { String::new() };
+                    let por = if st.reductions.contains("por") { " por" } else { "" };
+                    let snap = if st.reductions.contains("snapshot") { " snap" } else { "" };
+                    let workers = if st.workers > 1 { format!(" w{}", st.workers) } else { String::new() };
+                    let procs = if st.processes > 1 { format!(" p{}", st.processes) } else { String::new() };
+                    format!("{sym}{por}{snap}{workers}{procs}")
+                }
+                _ => String::new(),
+            };
+            format!("{}{reduced} {}", run.outcome.engine.short(), run.outcome.engine.memory_model())
+        })
+    };
+    format!(
+        "{:<nw$} {:<12} {:<vw$} {:<16} {:>11} {:>10} {:>8.2}  {:<dw$} {:<dw$} {}",
+        escape_control(&sc.name),
+        sc.model().name(),
+        variant,
+        engine,
+        r.executions(),
+        r.stateful().map_or("-".to_string(), |s| s.states.to_string()),
+        r.seconds(),
+        r.verdict.label(),
+        r.expected_label(),
+        if r.matched { "ok" } else { "MISMATCH" },
+        nw = w.name,
+        vw = w.variant,
+        dw = w.verdict
+    )
+}
+
+/// The compact coverage line under each row: the model's coverage events, in order.
+fn coverage_line(r: &Report) -> String {
+    let cov = r.coverage();
+    let parts: Vec<String> = r
+        .scenario
+        .model()
+        .coverage_names()
+        .iter()
+        .map(|n| format!("{n}={}", cov.get(n).copied().unwrap_or(0)))
+        .collect();
+    format!("    coverage: {}", parts.join(" "))
+}
+
+fn print_detail(r: &Report, verbose: bool) -> Result<(), CliError> {
+    let name = escape_control(&r.scenario.name);
+    emit("")?;
+    match &r.verdict {
+        Verdict::Vacuous(missing) => emit(format_args!(
+            "{}: vacuous pass: never reached {} in {} executions",
+            name,
+            missing.join(", "),
+            r.executions()
+        ))?,
+        Verdict::Disagreement(d) => emit(format_args!("{}: engines disagree: {d}", name))?,
+        Verdict::Error(e) => emit(format_args!("{}: engine error: {e}", name))?,
+        Verdict::Incomplete => match r.stateful() {
+            Some(st) => emit(format_args!(
+                "{}: incomplete: stopped by the {} after {} states, {} transitions, depth {} ({} MiB); not a pass",
+                name,
+                st.stopped_by.unwrap_or("time limit"),
+                st.states,
+                st.transitions,
+                st.max_depth,
+                st.memory_bytes >> 20
+            ))?,
+            None => emit(format_args!("{}: stopped at the time limit before the exploration was complete", name))?,
+        },
+        _ => {}
+    }
+    if let Some(ce) = r.counterexample(verbose) {
+        emit_raw(&ce)?;
+    } else if r.verdict == Verdict::Pass {
+        emit(format_args!("{}: pass, {} executions; expected {}", name, r.executions(), r.expected_label()))?;
+    }
+    Ok(())
+}

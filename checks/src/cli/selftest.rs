@@ -1,0 +1,83 @@
+//! `mmcheck selftest`: run every seeded mutant and show which check catches it.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+use mmcheck::check::RunOptions;
+use mmcheck::registry::Registry;
+use mmcheck::term::show_path;
+
+use super::inputs::{load_all, scenarios_root};
+use super::output::{emit, emit_json, progress_bar, CliError, Done};
+
+pub fn cmd_selftest(reg: &Registry, list: bool, dir: Option<PathBuf>, json: bool) -> Done {
+    if list {
+        if !json {
+            emit(format_args!("{:<32} {:<13} {:<22} what it changes", "mutant", "model", "caught by"))?;
+        }
+        for model in reg.models() {
+            for m in model.mutations() {
+                if json {
+                    emit_json(&serde_json::json!({
+                        "name": m.name, "model": m.model, "targets": m.targets, "description": m.description,
+                    }))?;
+                } else {
+                    emit(format_args!("{:<32} {:<13} {:<22} {}", m.name, m.model, m.targets, m.description))?;
+                }
+            }
+        }
+        return Ok(true);
+    }
+    let dir = dir.unwrap_or_else(|| scenarios_root().join("mutants"));
+    let scenarios = load_all(reg, std::slice::from_ref(&dir))?;
+    if !scenarios.iter().any(|s| s.spec.mutation().is_some()) {
+        return Err(CliError::Usage(format!(
+            "{}: nothing to decide: no mutant scenario among its {} file(s) (a mutant scenario names a seeded bug: \
+             mutation = \"NAME\", see mmcheck selftest --list); name the folder of the mutant scenarios with --dir",
+            show_path(&dir),
+            scenarios.len()
+        )));
+    }
+    let (bar, progress) = progress_bar(!json && std::io::stderr().is_terminal());
+    let opts = RunOptions { progress, ..RunOptions::default() };
+    let results = mmcheck::selftest::run(reg, &scenarios, &opts);
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    if json {
+        for r in &results {
+            emit_json(&serde_json::json!({
+                "mutant": r.mutation.name, "model": r.mutation.model, "targets": r.mutation.targets,
+                "caught_by": r.caught_by, "executions_to_catch": r.executions_to_catch, "engine": r.engine,
+                "scenario": r.scenario, "mutation_ran": r.mutation_ran, "unmutated_violates": r.unmutated_violates,
+                "killed": r.killed,
+            }))?;
+        }
+    } else {
+        emit(format_args!(
+            "{:<32} {:<13} {:<22} {:<22} {:>10}  {:<10} {:<4} {:<9} status",
+            "mutant", "model", "targets", "caught by", "execs", "engine", "ran", "unmutated"
+        ))?;
+        for r in &results {
+            emit(format_args!(
+                "{:<32} {:<13} {:<22} {:<22} {:>10}  {:<10} {:<4} {:<9} {}",
+                r.mutation.name,
+                r.mutation.model,
+                r.mutation.targets,
+                r.caught_by.unwrap_or("-"),
+                r.executions_to_catch.map(|n| n.to_string()).unwrap_or_else(|| "-".into()),
+                r.engine.as_deref().map(|e| e.split('(').next().unwrap_or(e)).unwrap_or("-"),
+                if r.mutation_ran { "yes" } else { "no" },
+                match r.unmutated_violates {
+                    Some(true) => "violates",
+                    Some(false) => "holds",
+                    None => "-",
+                },
+                r.status()
+            ))?;
+        }
+        let alive = results.iter().filter(|r| !r.killed).count();
+        emit(format_args!("\n{} mutant(s), {} killed, {} survived", results.len(), results.len() - alive, alive))?;
+    }
+    Ok(results.iter().all(|r| r.killed))
+}
