@@ -46,4 +46,3 @@ impl Lk {
         self.stale = false;
     }
 }
-

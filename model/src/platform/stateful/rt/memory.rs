@@ -12,9 +12,9 @@ use core::ptr::NonNull;
 use core::sync::atomic::Ordering;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
+use super::lkstate::{Lk, Memory, HINT_FULL, HINT_VOID};
 use super::point::{decide, yield_point};
 use super::state::{Rt, StackPool, SUSPEND_MARGIN};
-use super::lkstate::{Lk, Memory, HINT_FULL, HINT_VOID};
 use super::types::{Op, TaskId, NO_TASK};
 use crate::platform::stateful::arena;
 use crate::platform::stateful::lkmm::{Fence, Rmw, MAX_ALTS};

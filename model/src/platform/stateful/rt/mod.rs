@@ -46,8 +46,8 @@ mod symmetry;
 mod types;
 
 pub use self::group::SymImage;
-pub(crate) use self::memory::kernel_fence_of;
 pub use self::lkstate::Memory;
+pub(crate) use self::memory::kernel_fence_of;
 pub(crate) use self::ops::{
     current, join, join_all, kernel_fence, lock_lock, lock_new, lock_try, lock_unlock, obj_cas, obj_load, obj_new,
     obj_rmw, obj_store, park, spawn, unpark, yield_now,
