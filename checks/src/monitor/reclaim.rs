@@ -321,6 +321,44 @@ struct Sleep {
     slept: usize,
     /// `TimedOut`, `Woken` or `SleptForever`, with the index.
     end: Option<(usize, SleepEnd)>,
+    /// Decided by a re-check that read a claim the trace had already released (weak memory):
+    /// the releaser whose wake scan it waits for, and whether that scan had already come
+    /// ([`stale_waker`]).
+    stale: Option<StaleWait>,
+}
+
+/// What a stale re-check waits for (the trace form of the online `scan_pending`).
+#[derive(Clone, Copy)]
+enum StaleWait {
+    /// A releaser of the node it read had not scanned kswapd_contended_wait yet: its scan
+    /// after its release at `released` decides.
+    Pending { waker: Pid, released: usize },
+    /// Every releaser of that node had scanned before the re-check: the wake-up came first.
+    Passed,
+}
+
+/// The re-check at `at` read `seen`'s claim after the trace had released it: which wake scan
+/// it waits for. A task of node `seen` that released kswapd_exclusive and has not scanned the
+/// queue since is pending (the lowest pid, as the online form picks).
+fn stale_waker(exec: &Exec_, seen: i32, at: usize) -> StaleWait {
+    let mut pending: BTreeMap<Pid, usize> = BTreeMap::new();
+    for (i, (p, e)) in exec.events[..at].iter().enumerate() {
+        match *e {
+            Ev::Proto(R::Released { node, prev }) if node == prev => {
+                pending.insert(*p, i);
+            }
+            Ev::Kernel(K::WakeUp { wq: KSWAPD_CONTENDED_WAIT, .. })
+            | Ev::Kernel(K::WakeSkipped { wq: KSWAPD_CONTENDED_WAIT }) => {
+                pending.remove(p);
+            }
+            _ => {}
+        }
+    }
+    let roles = roles(exec);
+    match pending.into_iter().find(|(p, _)| roles.get(*p).and_then(Role::node) == Some(seen)) {
+        Some((waker, released)) => StaleWait::Pending { waker, released },
+        None => StaleWait::Passed,
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -334,6 +372,7 @@ fn sleeps(exec: &Exec_) -> Vec<Sleep> {
     let mut out = Vec::new();
     for pid in 0..exec.tasks() {
         let mut decided: Option<(usize, i32)> = None;
+        let mut stale: Option<StaleWait> = None;
         let mut enqueued: Option<(usize, Wq)> = None;
         let mut current: Option<Sleep> = None;
         for (i, (p, e)) in exec.events.iter().enumerate() {
@@ -341,21 +380,28 @@ fn sleeps(exec: &Exec_) -> Vec<Sleep> {
                 continue;
             }
             match *e {
-                Ev::Proto(R::CmpxchgLost { owner, .. }) => decided = Some((i, owner)),
-                Ev::Proto(R::CongestionCheck { congested: true, .. }) => decided = Some((i, NUMA_NO_NODE)),
+                Ev::Proto(R::CmpxchgLost { owner, .. }) => {
+                    decided = Some((i, owner));
+                    stale = None;
+                }
+                Ev::Proto(R::CongestionCheck { congested: true, .. }) => {
+                    decided = Some((i, NUMA_NO_NODE));
+                    stale = None;
+                }
                 // `recheck`: a re-check that still sees a node exclusive is a new decision, to
                 // wait for that node's release (the one it lost to, or one that won since).
-                // Only if it read the value the trace's claims and releases leave: a stale
-                // read (weak memory) keeps the decision it revisits.
+                // A stale one (weak memory: it read a claim the trace has released) waits for
+                // the wake scan that follows that release.
                 Ev::Proto(R::Recheck { wq: KSWAPD_CONTENDED_WAIT, sleeps: true, exclusive: Some(seen) })
-                    if exclusive_at(exec, i) == seen =>
+                    if seen != NUMA_NO_NODE =>
                 {
-                    decided = Some((i, seen))
+                    decided = Some((i, seen));
+                    stale = (exclusive_at(exec, i) != seen).then(|| stale_waker(exec, seen, i));
                 }
                 Ev::Kernel(K::Enqueued { wq }) => enqueued = Some((i, wq)),
                 Ev::Kernel(K::Schedule { .. }) => {
                     if let (Some((d, owner)), Some((q, wq))) = (decided, enqueued) {
-                        current = Some(Sleep { pid, wq, decided: d, owner, enqueued: q, slept: i, end: None });
+                        current = Some(Sleep { pid, wq, decided: d, owner, enqueued: q, slept: i, end: None, stale });
                     }
                 }
                 Ev::Kernel(K::Woken) | Ev::Kernel(K::TimedOut { .. }) | Ev::Kernel(K::SleptForever) => {
@@ -484,6 +530,9 @@ fn lost(exec: &Exec_, s: &Sleep) -> Option<(String, bool)> {
     let (end_at, end) = s.end?;
     let who = pid_name(exec, s.pid);
     let wq = wq_name(s.wq);
+    if let Some(stale) = s.stale {
+        return lost_stale(exec, s, stale, end_at, end);
+    }
     // Rule 1: what it waits for happened before it queued itself (after its decision, or, for
     // the congestion count read with a plain load, even before it: a stale read).
     if end != SleepEnd::Woken {
@@ -568,9 +617,47 @@ fn lost(exec: &Exec_, s: &Sleep) -> Option<(String, bool)> {
     None
 }
 
+/// `lost` for a sleep decided by a stale re-check (weak memory): the re-check read node
+/// `s.owner`'s claim after the trace had released it, so the release it waits for has come
+/// and only the wake scan that follows it can end the sleep. Under sequential consistency no
+/// re-check is stale.
+fn lost_stale(exec: &Exec_, s: &Sleep, stale: StaleWait, end_at: usize, end: SleepEnd) -> Option<(String, bool)> {
+    if end == SleepEnd::Woken {
+        return None;
+    }
+    let who = pid_name(exec, s.pid);
+    let wq = wq_name(s.wq);
+    let read = format!(
+        "{who} queued itself on {wq} at #{} and its re-check at #{} still read node {}'s claim of kswapd_exclusive,          which node {}'s release had already overwritten (the release was not yet visible to it: weak memory)",
+        s.enqueued, s.decided, s.owner, s.owner
+    );
+    let msg = match stale {
+        StaleWait::Passed => {
+            format!(
+                "{read}; the releaser's wake-up scan had come before the re-check, so none was left to come, and {}",
+                ending(end, end_at)
+            )
+        }
+        StaleWait::Pending { waker, released } => match wake_scan_after(exec, waker, s.wq, released) {
+            // The timer expired first: a fair race.
+            Some((w, _)) if w > end_at && end != SleepEnd::Forever => return None,
+            Some((w, woken)) if woken & (1 << s.pid) == 0 => format!(
+                "{read}; the releaser's scan at #{w} after its release at #{released} did not wake it, and {}",
+                ending(end, end_at)
+            ),
+            Some(_) => return None,
+            None => {
+                format!("{read}; nobody scanned {wq} after that release (#{released}), and {}", ending(end, end_at))
+            }
+        },
+    };
+    Some((msg, true))
+}
+
 /// A sleeper on kswapd_contended_wait whose owner never releases kswapd_exclusive at all.
 fn never_released(exec: &Exec_, s: &Sleep) -> bool {
-    s.wq == KSWAPD_CONTENDED_WAIT && release_after(exec, s, s.decided, false).is_none()
+    // (A stale re-check read a claim that had been released: not this.)
+    s.wq == KSWAPD_CONTENDED_WAIT && s.stale.is_none() && release_after(exec, s, s.decided, false).is_none()
 }
 
 fn exclusive_released(exec: &Exec_) -> Vec<Violation> {
@@ -666,7 +753,14 @@ pub fn rechecks_after_release(exec: &Exec_) -> u64 {
 
 /// Derived coverage: sleeps that began after the release they waited for.
 pub fn slept_after_release(exec: &Exec_) -> u64 {
-    sleeps(exec).iter().filter(|s| released_before_enqueue(exec, s).is_some()).count() as u64
+    // (A stale re-check's sleep counts when the wake-up had passed before it, as online.)
+    sleeps(exec)
+        .iter()
+        .filter(|s| match s.stale {
+            Some(stale) => matches!(stale, StaleWait::Passed),
+            None => released_before_enqueue(exec, s).is_some(),
+        })
+        .count() as u64
 }
 
 fn congested_cleared(exec: &Exec_) -> Vec<Violation> {
@@ -759,6 +853,11 @@ fn node_bit(node: i32) -> u32 {
     1u32 << ((node + 1) as u32 & 31)
 }
 
+/// The tasks of node `node` (a pid mask): the ones that can release its claim.
+fn node_pids(cfg: &Config, node: i32) -> u32 {
+    cfg.roles.iter().enumerate().filter(|(_, r)| r.node() == Some(node)).fold(0, |m, (p, _)| m | 1u32 << p)
+}
+
 /// A scenario names nodes `0..=MAX_NODE`: every node (and NUMA_NO_NODE) has a bit of a `u32`
 /// and fits an `i8`.
 const _: () = assert!(mmmodel::reclaim::MAX_NODE < 31);
@@ -847,6 +946,10 @@ pub struct OnlineState {
     /// makes it a fair race; none by the end of the execution, a lost wakeup.
     await_scan_contended: u32,
     await_scan_congestion: u32,
+    /// Tasks that released kswapd_exclusive and have not scanned kswapd_contended_wait since
+    /// (a function of the releaser's place in its code, so it splits no state). A re-check
+    /// that read a released claim (weak memory) waits for the scan of such a task.
+    scan_pending: u32,
     /// Rule 3: nodes whose release a kswapd that slept forever waits for: the release makes
     /// it a lost wakeup; none by the end, `exclusive-released`.
     forever_owners: u32,
@@ -908,6 +1011,7 @@ impl Clone for OnlineState {
             tasks,
             await_scan_contended,
             await_scan_congestion,
+            scan_pending,
             forever_owners,
             cleared_last,
             balanced_last,
@@ -921,6 +1025,7 @@ impl Clone for OnlineState {
         self.tasks.clone_from(tasks);
         self.await_scan_contended = *await_scan_contended;
         self.await_scan_congestion = *await_scan_congestion;
+        self.scan_pending = *scan_pending;
         self.forever_owners = *forever_owners;
         self.cleared_last = *cleared_last;
         self.balanced_last = *balanced_last;
@@ -940,6 +1045,7 @@ impl Hash for OnlineState {
             tasks,
             await_scan_contended,
             await_scan_congestion,
+            scan_pending,
             forever_owners,
             cleared_last,
             balanced_last,
@@ -955,6 +1061,7 @@ impl Hash for OnlineState {
         state.write_u64(pair(*stalled, *await_scan_contended));
         state.write_u64(pair(*await_scan_congestion, *forever_owners));
         state.write_u64(pair(*cleared_last, *balanced_last));
+        state.write_u32(*scan_pending);
         for two in tasks.chunks(2) {
             state.write_u64(pair(two[0].packed(), two.get(1).map_or(0, Waiter::packed)));
         }
@@ -1038,6 +1145,7 @@ impl super::online::Online<KswapdStall> for OnlineState {
             tasks,
             await_scan_contended: perm.pids(self.await_scan_contended),
             await_scan_congestion: perm.pids(self.await_scan_congestion),
+            scan_pending: perm.pids(self.scan_pending),
             forever_owners: perm.nodes(self.forever_owners, node_bit),
             cleared_last: perm.nodes(self.cleared_last, node_bit),
             balanced_last: perm.nodes(self.balanced_last, node_bit),
@@ -1073,6 +1181,7 @@ impl super::online::Online<KswapdStall> for OnlineState {
                     found.violated.push(Invariant::SingleExclusive);
                 }
                 self.set_owner(NUMA_NO_NODE);
+                self.scan_pending |= bit;
                 for w in self.tasks.iter_mut().filter(|w| w.decision == Some(node as i8)) {
                     w.released = true;
                     if w.queue == Some(Queue::Contended) && w.after == AfterEnqueue::Nothing {
@@ -1095,6 +1204,26 @@ impl super::online::Online<KswapdStall> for OnlineState {
                 }
                 self.decide(pid, seen);
                 self.tasks[pid].after = AfterEnqueue::Nothing;
+            }
+            // A re-check that read a claim the trace has already released (weak memory: the
+            // release was not yet visible to it): it waits for the wake-up that follows that
+            // release. If a releaser of that node has not scanned the queue yet, its scan
+            // decides (rule 2); if it has, the scan came before the re-check and only a task
+            // woken by it escapes (rule 1).
+            Ev::Proto(R::Recheck { wq: KSWAPD_CONTENDED_WAIT, sleeps: true, exclusive: Some(seen) })
+                if seen != NUMA_NO_NODE =>
+            {
+                let pending = self.scan_pending & node_pids(cfg, seen);
+                self.decide(pid, seen);
+                let w = &mut self.tasks[pid];
+                w.released = true;
+                if pending != 0 {
+                    w.early = false;
+                    w.after = AfterEnqueue::Released { waker: pending.trailing_zeros() as u8 };
+                } else {
+                    w.early = true;
+                    w.after = AfterEnqueue::Nothing;
+                }
             }
             Ev::Proto(R::CongestionCheck { congested: true, .. }) => self.decide(pid, NUMA_NO_NODE),
             Ev::Proto(R::WbCongested) => {
@@ -1224,7 +1353,10 @@ impl OnlineState {
         }
         let bit = 1u32 << pid;
         match queue {
-            Queue::Contended => self.await_scan_contended &= !bit,
+            Queue::Contended => {
+                self.await_scan_contended &= !bit;
+                self.scan_pending &= !bit;
+            }
             Queue::Congestion => self.await_scan_congestion &= !bit,
         }
     }
