@@ -146,7 +146,9 @@ fn document(ctx: &Ctx) -> Result<Tab, ScenarioError> {
     let doc = toml_edit::ImDocument::parse(ctx.text).map_err(|e| ScenarioError {
         file: ctx.file.to_path_buf(),
         line: e.span().map(|s| ctx.line(s)),
-        field: None,
+        // A bad value (a number too large for 64 bits, say) names its field, as every other
+        // error in a value does (issue 37, row 10).
+        field: e.span().and_then(|s| field_at(ctx.text, s.start)),
         // One line: TOML's messages can have several ("invalid string\nexpected ...").
         message: {
             let m = e.message().lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join("; ");
@@ -159,6 +161,29 @@ fn document(ctx: &Ctx) -> Result<Tab, ScenarioError> {
         },
     })?;
     Ok(std_table(doc.as_table(), 0..0))
+}
+
+/// `TABLE.KEY` (or `KEY` at the top) of a `KEY = VALUE` line holding byte `at`, from the
+/// nearest table header above it; none if the line is not one (a header, a syntax error).
+fn field_at(text: &str, at: usize) -> Option<String> {
+    let at = at.min(text.len());
+    let start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    let line = text[start..].lines().next().unwrap_or("");
+    let (key, _) = line.split_once('=')?;
+    let key = key.trim();
+    if key.is_empty() || !key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.') {
+        return None;
+    }
+    let table = text[..start]
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| l.starts_with('['))
+        .map(|h| h.trim_start_matches('[').split(']').next().unwrap_or("").trim().to_string());
+    Some(match table {
+        Some(t) if !t.is_empty() => format!("{t}.{key}"),
+        _ => key.to_string(),
+    })
 }
 
 fn std_table(t: &toml_edit::Table, at: Range<usize>) -> Tab {
@@ -893,7 +918,10 @@ fn explore_table(ctx: &mut Ctx, ex: &Table) -> Option<Explore> {
         if s > 0.0 && s <= 86_400.0 {
             max_seconds = Some(s);
         } else {
-            ctx.push(ctx.err(v.span(), "explore.max_seconds", format!("{s} is out of range (0, 86400]")));
+            // Echoed as written (1e300, not its 300 digits).
+            let written = ctx.text.get(v.span()).map(str::trim).filter(|w| !w.is_empty()).map(str::to_string);
+            let shown = written.unwrap_or_else(|| s.to_string());
+            ctx.push(ctx.err(v.span(), "explore.max_seconds", format!("{shown} is out of range (0, 86400]")));
         }
     }
     let mut shortest_budget = None;

@@ -194,7 +194,13 @@ fn run_quoted(cmd: &str) -> (i32, String) {
         .or_else(|| cmd.strip_prefix("./target/release/mmcheck "))
         .unwrap_or_else(|| panic!("docs quote a command the test cannot run: {cmd}"));
     let args: Vec<&str> = rest.split_whitespace().collect();
-    let out = Command::new(env!("CARGO_BIN_EXE_mmcheck")).args(&args).current_dir(root).output().expect("run mmcheck");
+    // MMCHECK_PROGRESS=off: a progress line on a loaded machine is not part of what the docs quote.
+    let out = Command::new(env!("CARGO_BIN_EXE_mmcheck"))
+        .args(&args)
+        .current_dir(root)
+        .env("MMCHECK_PROGRESS", "off")
+        .output()
+        .expect("run mmcheck");
     let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     (out.status.code().unwrap_or(-1), text)
 }
@@ -271,23 +277,37 @@ fn normalise_makes_timings_and_fingerprints_constant() {
     assert_eq!(normalise("\"seconds\":0.141635401,"), "\"seconds\":#.#,");
 }
 
-/// Commands that are opt-in (long) or not mmcheck runs are documented but not run here.
-fn skipped(cmd: &str) -> bool {
+/// Commands that are opt-in (long) or not mmcheck runs are documented but not run here. The
+/// tutorial's `matrix` runs (a few seconds, on its own files) are not skipped.
+fn skipped(doc: &str, cmd: &str) -> bool {
     cmd.contains("heavy/")
         || cmd.starts_with("cargo test")
         || cmd.starts_with("cargo bench")
-        || cmd.contains(" matrix")
+        || (cmd.contains(" matrix") && doc != "tutorial.md")
         || cmd.starts_with("cargo build")
         || cmd.starts_with("checks/spin/")
 }
 
 #[test]
+fn every_command_of_the_tutorial_is_run() {
+    let text = read("tutorial.md");
+    let cmds = quoted_commands(&text);
+    assert!(cmds.len() >= 5, "docs/tutorial.md quotes {} commands", cmds.len());
+    for (cmd, quoted) in &cmds {
+        assert!(!skipped("tutorial.md", cmd), "docs/tutorial.md: `{cmd}` is quoted but the docs test skips it");
+        assert!(!quoted.is_empty(), "docs/tutorial.md: `{cmd}` is quoted without its output");
+    }
+}
+
+#[test]
 fn commands_in_the_docs_run_and_print_what_the_docs_quote() {
     let mut todo = Vec::new();
-    for name in ["findings.md", "invariants.md", "scenarios.md", "model.md"] {
+    for name in ["findings.md", "invariants.md", "scenarios.md", "model.md", "tutorial.md"] {
         let path = docs().join(name);
         let Ok(text) = std::fs::read_to_string(&path) else { continue };
-        todo.extend(quoted_commands(&text).into_iter().filter(|(cmd, _)| !skipped(cmd)).map(|(c, q)| (name, c, q)));
+        todo.extend(
+            quoted_commands(&text).into_iter().filter(|(cmd, _)| !skipped(name, cmd)).map(|(c, q)| (name, c, q)),
+        );
     }
     // The commands run on every core; the outputs are judged in the docs' order.
     let outputs = common::par_map(&todo, |(_, cmd, _)| run_quoted(cmd));

@@ -1,7 +1,6 @@
 //! `mmcheck check`: check scenario files, print the verdict table, counterexamples and replay
 //! lines.
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -38,7 +37,7 @@ pub fn cmd_check(
             ))
         })?),
     };
-    let paths = if paths.is_empty() { default_scenario_paths() } else { paths };
+    let paths = if paths.is_empty() { default_scenario_paths()? } else { paths };
     let scenarios = load_all(reg, &paths)?;
     out.prepare(scenarios.len())?;
     let follower = cluster.as_ref().is_some_and(|c| c.process != 0);
@@ -140,10 +139,26 @@ pub fn cmd_check(
                 es
             }
         };
-        let fitting: Vec<_> = engines.into_iter().filter(|e| t.fits(&*sc.spec, *e)).collect();
+        let fitting: Vec<_> = engines.iter().copied().filter(|e| t.fits(&*sc.spec, *e)).collect();
         if fitting.is_empty() {
+            // Which of the three (issue 37, row 9): the engine is in the token; the scenario
+            // and the code are hashed together into its last word, so they cannot be told apart.
+            let ours: Vec<String> =
+                engines.iter().map(|e| ReplayToken::new(&*sc.spec, *e, t.replay.clone()).engine_tag).collect();
+            let why = if !ours.contains(&t.engine_tag) {
+                format!(
+                    "it was made for engine `{}`, and this scenario runs under {}",
+                    escape_control(&t.engine_tag),
+                    ours.iter().map(|e| format!("`{e}`")).collect::<Vec<_>>().join(", ")
+                )
+            } else {
+                "its engine is one this scenario runs, so it was made for another scenario (or this file before \
+                 an edit), with other engine settings, or by another version of mmcheck: its last word hashes the \
+                 scenario, the engine settings and the model, monitor and engine sources together"
+                    .to_string()
+            };
             return Err(CliError::Usage(format!(
-                "{}: --replay: token {} does not fit this scenario{} (it was made for another scenario, engine or version)",
+                "{}: --replay: token {} does not fit this scenario{}: {why}",
                 show_path(&sc.file),
                 escape_control(tok),
                 engine.map(|e| format!(" under --engine {}", e.name())).unwrap_or_default()
@@ -152,8 +167,7 @@ pub fn cmd_check(
         replay_engines = Some(fitting);
         opts.replay = Some(t);
     }
-    let interactive = !json && std::io::stderr().is_terminal();
-    let (bar, progress) = progress_bar(interactive);
+    let (bar, progress) = progress_bar(json);
     opts.progress = progress;
 
     let widths = widths(&scenarios);
@@ -201,6 +215,12 @@ pub fn cmd_check(
         }
         if let Some(b) = &bar {
             b.set_message(String::new());
+        }
+        if let Err(e) = out.check_svg(&r) {
+            if let Some(b) = &bar {
+                b.finish_and_clear();
+            }
+            return Err(e);
         }
         if json {
             let mut j = r.to_json();

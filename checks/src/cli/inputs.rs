@@ -6,33 +6,53 @@ use std::path::{Path, PathBuf};
 use mmcheck::registry::Registry;
 use mmcheck::scenario::{self, Scenario, ScenarioError};
 
-use super::output::CliError;
+use mmcheck::term::show_path;
 
-/// `scenarios/` in the current directory, or the repository's when run from elsewhere.
-pub fn scenarios_root() -> PathBuf {
+use super::output::{warn, CliError};
+
+/// `scenarios/` in the current directory; else the repository's the binary was built from, if
+/// it is still there, with a note on standard error that names it (issue 37, row 12: a binary
+/// copied elsewhere said nothing about which files it checked); else an error that names the
+/// folder it looked for.
+pub fn scenarios_root() -> Result<PathBuf, CliError> {
     let here = PathBuf::from("scenarios");
     if here.is_dir() {
-        here
-    } else {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios")
+        return Ok(here);
     }
+    let cwd = std::env::current_dir().map(|d| show_path(&d)).unwrap_or_else(|_| ".".into());
+    let built = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
+    if built.is_dir() {
+        let built = built.canonicalize().unwrap_or(built);
+        warn(format_args!(
+            "no scenarios/ folder in the current folder ({cwd}): reading the one of the tree this binary was built \
+             from, {}",
+            show_path(&built)
+        ));
+        return Ok(built);
+    }
+    Err(CliError::Usage(format!(
+        "no scenario file or folder named, and no scenarios/ folder in the current folder ({cwd}): name the files or \
+         folders to check, or run from the repository's root"
+    )))
 }
 
-/// The default scenario set: everything under scenarios/ except the opt-in heavy runs.
-pub fn default_scenario_paths() -> Vec<PathBuf> {
-    let root = scenarios_root();
+/// The default scenario set: everything under scenarios/ except the opt-in heavy runs and the
+/// litmus tests.
+pub fn default_scenario_paths() -> Result<Vec<PathBuf>, CliError> {
+    let root = scenarios_root()?;
     let mut v: Vec<PathBuf> = std::fs::read_dir(&root)
         .map(|rd| {
             rd.flatten()
                 .map(|e| e.path())
-                .filter(|p| p.file_name().is_some_and(|n| n != "heavy"))
+                // heavy/ is opt-in; litmus/ holds litmus tests (`mmcheck litmus`), not scenarios.
+                .filter(|p| p.file_name().is_some_and(|n| n != "heavy" && n != "litmus"))
                 // Only folders and *.toml files, as inside folders (a README is not a scenario).
                 .filter(|p| p.is_dir() || p.extension().is_some_and(|x| x == "toml"))
                 .collect()
         })
         .unwrap_or_else(|_| vec![root.clone()]);
     v.sort();
-    v
+    Ok(v)
 }
 
 /// Parse every scenario file `paths` stand for (each file once); on any error, all of them.

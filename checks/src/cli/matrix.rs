@@ -1,6 +1,5 @@
 //! `mmcheck matrix`: for each model, invariants x variants, built by checking scenarios.
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use mmcheck::check::{check, Report, RunOptions};
@@ -20,7 +19,7 @@ pub fn cmd_matrix(reg: &Registry, model: Option<String>, paths: Vec<PathBuf>, js
         })?],
     };
     let paths = if paths.is_empty() {
-        default_scenario_paths().into_iter().filter(|p| p.file_name().is_some_and(|n| n != "mutants")).collect()
+        default_scenario_paths()?.into_iter().filter(|p| p.file_name().is_some_and(|n| n != "mutants")).collect()
     } else {
         paths
     };
@@ -42,7 +41,7 @@ pub fn cmd_matrix(reg: &Registry, model: Option<String>, paths: Vec<PathBuf>, js
     if model.is_none() {
         models.retain(|m| chosen.iter().any(|s| s.model().name() == m.name()));
     }
-    let (bar, progress) = progress_bar(!json && std::io::stderr().is_terminal());
+    let (bar, progress) = progress_bar(json);
     let opts = RunOptions { progress, ..RunOptions::default() };
     let reports: Vec<Report> = chosen.iter().map(|s| check(s, &opts)).collect();
     if let Some(b) = bar {

@@ -78,28 +78,80 @@ pub fn emit_json(value: &impl serde::Serialize) -> Result<(), CliError> {
     emit(serde_json::to_string(value).map_err(|e| CliError::Output(format!("cannot serialise JSON: {e}")))?)
 }
 
-pub fn progress_bar(enabled: bool) -> (Option<indicatif::ProgressBar>, Option<mmcheck::check::Progress>) {
-    if !enabled {
-        return (None, None);
+/// How far an exploration has got, as one line: states (stateful engine) or executions, the
+/// rate, the depth, the time and, where the system says, the memory the process holds.
+fn progress_message(label: &str, p: &mmcheck::engine::Progress) -> String {
+    let t = p.seconds;
+    let per_s = |n: u64| if t > 0.0 { n as f64 / t } else { 0.0 };
+    let memory =
+        resident_bytes().map(|b| format!(", {:.1} MiB resident", b as f64 / (1024.0 * 1024.0))).unwrap_or_default();
+    match (p.states, p.depth) {
+        (Some(states), Some(depth)) => format!(
+            "{label}: {states} states ({:.0}/s), depth {depth}, {} executions, {t:.1} s{memory}",
+            per_s(states),
+            p.executions
+        ),
+        _ => format!("{label}: {} executions, {t:.1} s, {:.0}/s{memory}", p.executions, per_s(p.executions)),
     }
-    let pb = indicatif::ProgressBar::new_spinner();
-    pb.set_style(indicatif::ProgressStyle::with_template("{spinner} {msg}").expect("valid template"));
-    let pb2 = pb.clone();
+}
+
+/// The process's resident memory (`VmRSS` of /proc/self/status), where there is one.
+fn resident_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let kib: u64 = line.trim_start_matches("VmRSS:").trim().trim_end_matches("kB").trim().parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// When an exploration that is not drawn on a terminal first says how far it has got, and how
+/// often after that, in seconds: `MMCHECK_PROGRESS=SECONDS` (both), `MMCHECK_PROGRESS=off`
+/// (never); by default after 5 s, then every 10 s.
+fn progress_schedule() -> Option<(f64, f64)> {
+    match std::env::var("MMCHECK_PROGRESS") {
+        Ok(v) if v == "off" => None,
+        Ok(v) => match v.parse::<f64>() {
+            Ok(s) if s.is_finite() && s >= 0.0 => Some((s, s)),
+            _ => {
+                warn(format_args!("MMCHECK_PROGRESS={v}: not a number of seconds or off; using 5 then 10"));
+                Some((5.0, 10.0))
+            }
+        },
+        Err(_) => Some((5.0, 10.0)),
+    }
+}
+
+/// What a command shows while it explores, on standard error only (standard output holds the
+/// results, and nothing else under `--json`). On a terminal, without `--json`: a spinner line
+/// that is redrawn. Otherwise (a pipe, a file, a batch job, or `--json`): a line
+/// `mmcheck: progress: ...` once an exploration has run 5 s, then every 10 s
+/// ([`progress_schedule`]).
+pub fn progress_bar(json: bool) -> (Option<indicatif::ProgressBar>, Option<mmcheck::check::Progress>) {
+    use std::io::IsTerminal;
+    if !json && std::io::stderr().is_terminal() {
+        let pb = indicatif::ProgressBar::new_spinner();
+        pb.set_style(indicatif::ProgressStyle::with_template("{spinner} {msg}").expect("valid template"));
+        let pb2 = pb.clone();
+        let f: mmcheck::check::Progress = Arc::new(move |label: &str, p: &mmcheck::engine::Progress| {
+            pb2.set_message(progress_message(label, p));
+            pb2.tick();
+        });
+        return (Some(pb), Some(f));
+    }
+    let Some((first, every)) = progress_schedule() else { return (None, None) };
+    // When each exploration (by its label) last printed, in its own seconds.
+    let last: std::sync::Mutex<std::collections::HashMap<String, f64>> = Default::default();
     let f: mmcheck::check::Progress = Arc::new(move |label: &str, p: &mmcheck::engine::Progress| {
-        let t = p.seconds;
-        let per_s = |n: u64| if t > 0.0 { n as f64 / t } else { 0.0 };
-        let msg = match (p.states, p.depth) {
-            (Some(states), Some(depth)) => format!(
-                "{label}: {states} states ({:.0}/s), depth {depth}, {} executions, {t:.1} s",
-                per_s(states),
-                p.executions
-            ),
-            _ => format!("{label}: {} executions, {t:.1} s, {:.0}/s", p.executions, per_s(p.executions)),
+        let mut last = last.lock().unwrap_or_else(|e| e.into_inner());
+        let due = match last.get(label) {
+            None => p.seconds >= first,
+            Some(&at) => p.seconds >= at + every,
         };
-        pb2.set_message(msg);
-        pb2.tick();
+        if due {
+            last.insert(label.to_string(), p.seconds);
+            warn(format_args!("progress: {}", progress_message(label, p)));
+        }
     });
-    (Some(pb), Some(f))
+    (None, Some(f))
 }
 
 /// `--html DIR` and `--svg FILE`: where the pictures go (mmcheck::html makes them).
@@ -124,6 +176,20 @@ impl HtmlOut {
             mmcheck::html::prepare_file("--svg", f).map_err(CliError::Output)?;
         }
         Ok(())
+    }
+
+    /// Refuse `--svg` for a report with no counterexample before anything of it is printed:
+    /// a refused command prints nothing on standard output (issue 37, row 11).
+    pub fn check_svg(&self, r: &Report) -> Result<(), CliError> {
+        match &self.svg {
+            Some(f) if mmcheck::html::svg(r, self.verbose).is_none() => Err(CliError::Usage(format!(
+                "--svg {}: {} has no counterexample to draw (verdict {})",
+                show_path(f),
+                show_path(&r.scenario.file),
+                r.verdict.label()
+            ))),
+            _ => Ok(()),
+        }
     }
 
     pub fn write(&self, reports: &[Report], matrices: &[mmcheck::matrix::Matrix], json: bool) -> Result<(), CliError> {

@@ -1,6 +1,5 @@
 //! `mmcheck selftest`: run every seeded mutant and show which check catches it.
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use mmcheck::check::RunOptions;
@@ -28,7 +27,10 @@ pub fn cmd_selftest(reg: &Registry, list: bool, dir: Option<PathBuf>, json: bool
         }
         return Ok(true);
     }
-    let dir = dir.unwrap_or_else(|| scenarios_root().join("mutants"));
+    let dir = match dir {
+        Some(d) => d,
+        None => scenarios_root()?.join("mutants"),
+    };
     let scenarios = load_all(reg, std::slice::from_ref(&dir))?;
     if !scenarios.iter().any(|s| s.spec.mutation().is_some()) {
         return Err(CliError::Usage(format!(
@@ -38,7 +40,7 @@ pub fn cmd_selftest(reg: &Registry, list: bool, dir: Option<PathBuf>, json: bool
             scenarios.len()
         )));
     }
-    let (bar, progress) = progress_bar(!json && std::io::stderr().is_terminal());
+    let (bar, progress) = progress_bar(json);
     let opts = RunOptions { progress, ..RunOptions::default() };
     let results = mmcheck::selftest::run(reg, &scenarios, &opts);
     if let Some(b) = bar {

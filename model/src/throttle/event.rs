@@ -128,6 +128,11 @@ pub enum Event {
     Drained {
         cpu: u8,
     },
+    /// From 443c2accd1b6 on: `__drain_all_pages()` drains `cpu`'s per-cpu lists itself, from
+    /// the calling CPU under the lists' spinlock, and queues no work.
+    DrainedRemotely {
+        cpu: u8,
+    },
     /// `lock_buffer()` found the buffer locked: the task sleeps on it.
     BufferWait,
     /// `lock_buffer()` took the buffer lock.
@@ -208,6 +213,7 @@ impl fmt::Display for Event {
             Event::Flushed { cpu } => write!(f, "flush_work(cpu{cpu}) done"),
             Event::WorkerIdle => write!(f, "worker_thread: no work, sleeps"),
             Event::Drained { cpu } => write!(f, "drain_local_pages(cpu{cpu}), complete"),
+            Event::DrainedRemotely { cpu } => write!(f, "__drain_all_pages: drain_pages(cpu{cpu}) from here"),
             Event::BufferWait => write!(f, "lock_buffer: locked, sleeps"),
             Event::BufferLocked => write!(f, "lock_buffer"),
             Event::BufferUnlocked => write!(f, "unlock_buffer"),
@@ -242,6 +248,8 @@ crate::named! {
         /// `cond_resched()` handed the CPU to another task.
         CpuHandover = "cpu-handover",
         DrainFlushed = "drain-flushed",
+        /// 443c2accd1b6: a CPU's per-cpu lists drained from another CPU.
+        DrainRemote = "drain-remote",
         BufferContended = "buffer-contended",
     }
 }
@@ -264,6 +272,7 @@ impl Coverage {
             Ev::Proto(Event::ThrottleEnd { .. }) => Coverage::ThrottleTimedOut,
             Ev::Proto(Event::Cpu(CpuEvent::Yield { why: YieldWhy::Resched, .. })) => Coverage::CpuHandover,
             Ev::Proto(Event::Flushed { .. }) => Coverage::DrainFlushed,
+            Ev::Proto(Event::DrainedRemotely { .. }) => Coverage::DrainRemote,
             Ev::Proto(Event::BufferWait) => Coverage::BufferContended,
             Ev::Kernel(KernelEvent::WakeUp { wq, woken, .. }) if *wq == WQ_ISOLATED && *woken != 0 => {
                 Coverage::IsolatedWake

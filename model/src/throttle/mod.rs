@@ -1,7 +1,8 @@
 //! Reclaim throttling as 5.16 introduced it (Mel Gorman's "Remove dependency on congestion_wait
 //! in mm/", merged for 5.16-rc1) and the fixes the variants are named after, up to 4fbbb3fde3c6
 //! (6.5), as a model: model name `reclaim-throttle`. The per-CPU drain is that of the kernels
-//! before 443c2accd1b6 (6.0), which drains remote per-CPU lists without waiting for work.
+//! before 443c2accd1b6 (6.0), which drains remote per-CPU lists without waiting for work, in
+//! every variant but `remote-drain`, which adds 443c2accd1b6 to `kthread-resched`.
 //!
 //! * [`vmscan`]: `reclaim_throttle()` with its reasons (WRITEBACK, ISOLATED, NOPROGRESS,
 //!   CONGESTED) and timeouts, `nr_writeback_throttled` and `nr_reclaim_start`,
@@ -50,6 +51,12 @@ crate::named! {
         /// compaction's `too_many_isolated()` gives __GFP_FS compactors an eighth of the LRU, so
         /// that GFP_NOFS ones have headroom.
         NofsHeadroom = "nofs-headroom",
+        /// 443c2accd1b6 (6.0, "mm/page_alloc: remotely drain per-cpu lists") on top of
+        /// kthread-resched: `__drain_all_pages()` drains every CPU's per-cpu lists from the
+        /// calling CPU, under the lists' new spinlocks, and queues no work, so it waits for
+        /// no kworker. A branch off kthread-resched: nofs-headroom keeps the drain of the
+        /// kernels before 6.0 (docs/model.md, Part 4, "Variants").
+        RemoteDrain = "remote-drain",
     }
 }
 
@@ -62,6 +69,9 @@ impl crate::model::Variant for Variant {
             }
             Variant::KthreadResched => "b485c6f1f9f5 on top: cond_resched() on the kthread early return",
             Variant::NofsHeadroom => "4fbbb3fde3c6 on top: compaction's too_many_isolated() gives GFP_NOFS headroom",
+            Variant::RemoteDrain => {
+                "443c2accd1b6 on kthread-resched: __drain_all_pages() drains remote per-cpu lists itself, no flush_work()"
+            }
         }
     }
 }
@@ -81,11 +91,15 @@ impl Variant {
     }
     /// b485c6f1f9f5: `cond_resched()` on the kthread early return.
     pub fn kthread_resched(self) -> bool {
-        matches!(self, Variant::KthreadResched | Variant::NofsHeadroom)
+        matches!(self, Variant::KthreadResched | Variant::NofsHeadroom | Variant::RemoteDrain)
     }
     /// 4fbbb3fde3c6.
     pub fn nofs_headroom(self) -> bool {
         self == Variant::NofsHeadroom
+    }
+    /// 443c2accd1b6: `__drain_all_pages()` drains remote per-cpu lists itself.
+    pub fn remote_drain(self) -> bool {
+        self == Variant::RemoteDrain
     }
 }
 

@@ -356,6 +356,14 @@ impl<P: PlatformFor<Event>> Kernel<P> {
     /// `__drain_all_pages()` and `flush_work()` on every CPU with a kworker.
     fn drain_all_pages(&self, cur: &Current<P>) {
         let cpus: Vec<u8> = self.cfg.kworker_cpus();
+        if self.cfg.variant.remote_drain() {
+            // 443c2accd1b6 (6.0): each CPU's lists are drained from here, under the lists'
+            // spinlock, which no task of the model holds across a step; no work is queued.
+            for &cpu in &cpus {
+                cur.emit(Event::DrainedRemotely { cpu });
+            }
+            return;
+        }
         for &cpu in &cpus {
             let w = &self.work[cpu as usize];
             w.pending.store(true, Relaxed);
@@ -424,6 +432,12 @@ impl<P: PlatformFor<Event>> Kernel<P> {
                 // alloc_migration_target() -> __alloc_pages_slowpath() -> __drain_all_pages().
                 self.drain_all_pages(cur);
                 self.putback(cur, pages);
+            }
+            Role::Kworker { .. } if self.cfg.variant.remote_drain() => {
+                // 443c2accd1b6: nothing queues drain work any more. The kworker stays idle,
+                // which the model writes as a worker that looks once and ends (an idle kworker
+                // asleep for ever is not a hang).
+                cur.emit(Event::WorkerIdle);
             }
             Role::Kworker { cpu } => {
                 let w = &self.work[cpu as usize];

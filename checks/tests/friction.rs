@@ -1,0 +1,138 @@
+//! Issue 37's friction list, the rows a test can show: a progress line on standard error for a
+//! search that is not drawn on a terminal, and none on standard output under `--json` (row 2);
+//! `--engine all` names the invariant the file expects (row 4); a bad number names its field
+//! and is echoed as written (row 10); a refused `--svg` prints nothing on standard output
+//! (row 11); a binary run where there is no `scenarios/` says which folder it reads (row 12).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::Instant;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn mmcheck(args: &[&str], progress: &str) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mmcheck"))
+        .args(args)
+        .current_dir(root())
+        .env("MMCHECK_PROGRESS", progress)
+        .output()
+        .expect("run mmcheck")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("mmcheck-friction-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[test]
+fn a_long_search_reports_progress_on_stderr_and_json_stays_json() {
+    let files = [
+        "scenarios/reclaim-throttle/kthread-resched-kcompactd-drain-none.toml",
+        "scenarios/reclaim-throttle/nofs-headroom-kcompactd-drain-none.toml",
+    ];
+    let mut args = vec!["check"];
+    args.extend(files);
+    args.extend(["--engine", "stateful", "--json"]);
+    let start = Instant::now();
+    // MMCHECK_PROGRESS=0: a line at every report of the engine (every 200 ms), not after 5 s.
+    let o = mmcheck(&args, "0");
+    let took = start.elapsed().as_secs_f64();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    for line in out.lines() {
+        assert!(serde_json::from_str::<serde_json::Value>(line).is_ok(), "not a JSON line on stdout: {line}");
+    }
+    assert_eq!(out.lines().count(), 2);
+    let err = text(&o.stderr);
+    let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("mmcheck: progress: ")).collect();
+    if took >= 1.5 {
+        assert!(!lines.is_empty(), "{took:.1} s of search and no progress line on stderr:\n{err}");
+    }
+    for l in &lines {
+        assert!(l.contains(" states (") && l.contains("/s), depth ") && l.contains(" executions, "), "{l}");
+    }
+    // Off: nothing.
+    let o = mmcheck(&args, "off");
+    assert!(!text(&o.stderr).contains("progress:"), "{}", text(&o.stderr));
+}
+
+#[test]
+fn engine_all_names_the_expected_invariant() {
+    let o = mmcheck(
+        &["check", "scenarios/reclaim-throttle/v5.16-rc1-kcompactd-drain-none.toml", "--engine", "all", "--json"],
+        "off",
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let v: serde_json::Value = serde_json::from_str(text(&o.stdout).lines().next().unwrap()).unwrap();
+    assert_eq!(v["verdict"], "violation");
+    assert_eq!(v["invariant"], "no-soft-lockup", "{v}");
+}
+
+#[test]
+fn a_bad_number_names_its_field_and_is_echoed_as_written() {
+    let src = std::fs::read_to_string(root().join("scenarios/reclaim-throttle/remote-drain-kcompactd-drain-none.toml"))
+        .unwrap();
+    let d = temp_dir("numbers");
+    let big = d.join("big.toml");
+    std::fs::write(
+        &big,
+        src.replace("engine = \"stateful\"", "engine = \"loom\"\npreemption_bound = 99999999999999999999"),
+    )
+    .unwrap();
+    let o = mmcheck(&["check", big.to_str().unwrap()], "off");
+    assert_eq!(o.status.code(), Some(2));
+    let err = text(&o.stderr);
+    assert!(err.contains(": explore.preemption_bound: "), "{err}");
+    let far = d.join("far.toml");
+    std::fs::write(&far, src.replace("engine = \"stateful\"", "engine = \"stateful\"\nmax_seconds = 1e300")).unwrap();
+    let o = mmcheck(&["check", far.to_str().unwrap()], "off");
+    assert_eq!(o.status.code(), Some(2));
+    let err = text(&o.stderr);
+    assert!(err.contains("explore.max_seconds: 1e300 is out of range"), "{err}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn a_refused_svg_prints_nothing_on_stdout() {
+    let d = temp_dir("svg");
+    let svg = d.join("x.svg");
+    for json in [true, false] {
+        let mut args = vec![
+            "check",
+            "scenarios/reclaim-throttle/remote-drain-kcompactd-drain-none.toml",
+            "--svg",
+            svg.to_str().unwrap(),
+        ];
+        if json {
+            args.push("--json");
+        }
+        let o = mmcheck(&args, "off");
+        assert_eq!(o.status.code(), Some(2));
+        assert_eq!(text(&o.stdout), "", "--json {json}");
+        assert!(text(&o.stderr).contains("has no counterexample to draw"), "{}", text(&o.stderr));
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn run_elsewhere_the_binary_names_the_scenarios_folder_it_reads() {
+    let d = temp_dir("elsewhere");
+    // A replay token that is not one ends the command right after the files are read.
+    let o = Command::new(env!("CARGO_BIN_EXE_mmcheck"))
+        .args(["check", "--replay", "garbage"])
+        .current_dir(&d)
+        .output()
+        .unwrap();
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(!err.contains("litmus"), "the default set reads scenarios/litmus/: {err}");
+    assert!(err.contains("no scenarios/ folder in the current folder") && err.contains("scenarios"), "{err}");
+    let _ = std::fs::remove_dir_all(&d);
+}
