@@ -18,14 +18,15 @@ pub fn scenarios_root() -> PathBuf {
     }
 }
 
-/// The default scenario set: everything under scenarios/ except the opt-in heavy runs.
+/// The default scenario set: everything under scenarios/ except the opt-in heavy runs and the
+/// litmus tests (`*.litmus`, read by `mmcheck litmus`: a folder of them has no `*.toml` to check).
 pub fn default_scenario_paths() -> Vec<PathBuf> {
     let root = scenarios_root();
     let mut v: Vec<PathBuf> = std::fs::read_dir(&root)
         .map(|rd| {
             rd.flatten()
                 .map(|e| e.path())
-                .filter(|p| p.file_name().is_some_and(|n| n != "heavy"))
+                .filter(|p| p.file_name().is_some_and(|n| n != "heavy" && n != "litmus"))
                 // Only folders and *.toml files, as inside folders (a README is not a scenario).
                 .filter(|p| p.is_dir() || p.extension().is_some_and(|x| x == "toml"))
                 .collect()
