@@ -10,9 +10,8 @@
 //!   (*unexercised* when none did); the configurations that decided nothing (a pass that is
 //!   not a proof: a shuttle engine's schedules, a search a time or state limit stopped) are the
 //!   cell's `undecided`, shown as "+N unproven";
-//! * *open* when no configuration broke it and none was explored completely by an exhaustive
-//!   engine;
-//! * empty when no scenario decides it.
+//! * empty when no scenario decides it (no violation, and no complete exhaustive pass: a cell
+//!   only sampled is not shown, and `matrix` exits 2 when no cell is decided, as before).
 //!
 //! A configuration whose search stopped at the first violation of another invariant decides
 //! nothing about this one: it is listed among the cell's `undecided` scenarios and neither
@@ -32,8 +31,7 @@ use crate::registry::AnyModel;
 pub struct Cell {
     /// "violated" (some configuration violates it), "holds" (none violates it, every one explored
     /// completely by an exhaustive engine passed, one of those reaching the invariant's
-    /// situation), "unexercised" (the same, but none reached it) or "open" (none violates it,
-    /// none was explored completely by an exhaustive engine).
+    /// situation) or "unexercised" (the same, but none reached it).
     pub verdict: &'static str,
     /// Executions explored until the first violation (violated), or explored in total
     /// (holds, open); for the stateful engine, transitions until the first violation, or states.
@@ -85,7 +83,7 @@ enum Says {
     /// invariant's situation was reached; `size`: executions, or states.
     Holds { reached: bool, size: u64 },
     /// It passed, but not exhaustively: a shuttle engine, a limit, an engine error.
-    Open(u64),
+    Open,
     /// Its search stopped at the first violation of another invariant.
     Stopped,
 }
@@ -127,7 +125,7 @@ fn says(r: &Report, inv: &str) -> (Says, Engine) {
     if r.runs.iter().any(|run| run.outcome.found.as_ref().is_some_and(|f| !f.violations.is_empty())) {
         return (Says::Stopped, engine);
     }
-    (Says::Open(r.executions()), engine)
+    (Says::Open, engine)
 }
 
 /// How good a piece of "holds" evidence is: reached before unexercised; then the stronger
@@ -170,7 +168,7 @@ pub fn build(model: &dyn AnyModel, reports: &[Report]) -> Matrix {
                 scenarios: of.iter().map(|(r, ..)| r.scenario.name.clone()).collect(),
                 undecided: of
                     .iter()
-                    .filter(|(_, s, _)| matches!(s, Says::Open(_) | Says::Stopped))
+                    .filter(|(_, s, _)| matches!(s, Says::Open | Says::Stopped))
                     .map(|(r, ..)| r.scenario.name.clone())
                     .collect(),
             };
@@ -183,7 +181,6 @@ pub fn build(model: &dyn AnyModel, reports: &[Report]) -> Matrix {
                 .iter()
                 .filter(|(_, s, _)| matches!(s, Says::Holds { .. }))
                 .max_by_key(|&&(r, s, e)| rank(r, inv, (s, e)));
-            let open = of.iter().find_map(|&(r, s, e)| if let Says::Open(n) = s { Some((n, r, e)) } else { None });
             let decided = if let Some((n, r, e)) = violated {
                 Some(cell("violated", n, e, r))
             } else if let Some(&(r, Says::Holds { reached, size }, e)) = holds {
@@ -191,10 +188,9 @@ pub fn build(model: &dyn AnyModel, reports: &[Report]) -> Matrix {
                 // completely passed; holds once one of them reached the situation. The
                 // configurations that decided nothing are the cell's `undecided`.
                 Some(cell(if reached { "holds" } else { "unexercised" }, size, e, r))
-            } else if let Some((n, r, e)) = open {
-                // Only passes that are not proofs: a shuttle engine's, a stopped search's.
-                Some(cell("open", n, e, r))
             } else {
+                // Only passes that are not proofs (a shuttle engine's, a stopped search's), or
+                // nothing: the cell decides nothing.
                 None
             };
             if let Some(c) = decided {
@@ -212,7 +208,7 @@ pub fn render(m: &Matrix) -> String {
         "{} model: invariants x variants, each cell decided over every configuration of its variant that checks \
          the invariant (cell: verdict, executions (stateful: distinct states stored for holds \
          and unexercised, transitions up to the first violation for VIOLATED), engine, memory model: c11 = loom's C11 subset, sc = sequentially consistent; unexercised: passed, but never \
-         reached the invariant's situation; open: passed, but no exploration of it was exhaustive and complete; +N \
+         reached the invariant's situation; +N \
          unproven: N more configurations that check it passed without a complete exhaustive exploration, or \
          stopped at another invariant's violation; the scenarios that decide each cell are listed below the table)\n",
         m.model
@@ -232,14 +228,11 @@ pub fn render(m: &Matrix) -> String {
                 Some(c) if c.verdict == "unexercised" => {
                     format!("unexercised {} {} {}", c.executions, c.engine.short(), c.memory_model)
                 }
-                Some(c) if c.verdict == "open" => {
-                    format!("open {} {} {}", c.executions, c.engine.short(), c.memory_model)
-                }
                 Some(c) => format!("holds {} {} {}", c.executions, c.engine.short(), c.memory_model),
                 None => "-".to_string(),
             };
             let text = match m.cell(inv, v) {
-                Some(c) if !c.undecided.is_empty() && c.verdict != "violated" && c.verdict != "open" => {
+                Some(c) if !c.undecided.is_empty() && c.verdict != "violated" => {
                     format!("{text} +{} unproven", c.undecided.len())
                 }
                 _ => text,
