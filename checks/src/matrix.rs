@@ -1,8 +1,22 @@
 //! `mmcheck matrix`: the side-by-side answer to "what did each patch change". For every
-//! model, invariants × variants, built from the shipped scenarios' results: a cell says
-//! *violated* when some explored execution of that variant broke the invariant, *holds* when a
-//! complete exploration checked it and found no violation, and is empty when no scenario
-//! decides it. Each cell carries its evidence (executions, engine, scenario).
+//! model, invariants × variants, built from the shipped scenarios' results, each cell decided
+//! over every configuration of that variant that checks the invariant (a file with `variants`
+//! gives one configuration per variant):
+//!
+//! * *violated* when some configuration of that variant broke the invariant in an explored
+//!   execution;
+//! * *holds* when no configuration broke it, every configuration an exhaustive engine explored
+//!   completely passed, and at least one of them reached the invariant's situation
+//!   (*unexercised* when none did); the configurations that decided nothing (a pass that is
+//!   not a proof: a shuttle engine's schedules, a search a time or state limit stopped) are the
+//!   cell's `undecided`, shown as "+N unproven";
+//! * empty when no scenario decides it (no violation, and no complete exhaustive pass: a cell
+//!   only sampled is not shown, and `matrix` exits 2 when no cell is decided, as before).
+//!
+//! A configuration whose search stopped at the first violation of another invariant decides
+//! nothing about this one: it is listed among the cell's `undecided` scenarios and neither
+//! makes nor keeps the verdict. Each cell carries the evidence that decides it (executions,
+//! engine, scenario) and the list of every scenario it was decided over.
 
 use std::collections::BTreeMap;
 
@@ -15,18 +29,26 @@ use crate::registry::AnyModel;
 /// One cell's evidence.
 #[derive(Debug, Clone, Serialize)]
 pub struct Cell {
-    /// "violated", "holds" (a complete exhaustive run that reached the invariant's situation)
-    /// or "unexercised" (complete and exhaustive, but it never reached it).
+    /// "violated" (some configuration violates it), "holds" (none violates it, every one explored
+    /// completely by an exhaustive engine passed, one of those reaching the invariant's
+    /// situation) or "unexercised" (the same, but none reached it).
     pub verdict: &'static str,
     /// Executions explored until the first violation (violated), or explored in total
-    /// (holds); for the stateful engine, transitions until the first violation, or states.
+    /// (holds, open); for the stateful engine, transitions until the first violation, or states.
     pub executions: u64,
     /// The memory model the deciding engine explores: `c11` (loom) or `sc`.
     pub memory_model: &'static str,
-    /// The engine that decided it (its memory model is [`Engine::memory_model`]).
+    /// The engine that decided it (its memory model is [`Engine::memory_model`]); for an open
+    /// cell, the engine of the pass that was not exhaustive.
     #[serde(serialize_with = "engine_text")]
     pub engine: Engine,
+    /// The scenario that decides it (for an open cell, the pass that keeps it open).
     pub scenario: String,
+    /// Every scenario of this variant that checks the invariant, in file order.
+    pub scenarios: Vec<String>,
+    /// Those of them that decided nothing about it: a pass that is not a proof (a shuttle
+    /// engine's, a search a limit stopped) or a search stopped at another invariant's violation.
+    pub undecided: Vec<String>,
 }
 
 fn engine_text<S: Serializer>(e: &Engine, s: S) -> Result<S::Ok, S::Error> {
@@ -52,79 +74,127 @@ impl Matrix {
     }
 }
 
+/// What one scenario says about one invariant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Says {
+    /// Violated at execution (or transition) `n`.
+    Violated(u64),
+    /// Explored completely by an exhaustive engine with no violation of it; `reached`: the
+    /// invariant's situation was reached; `size`: executions, or states.
+    Holds { reached: bool, size: u64 },
+    /// It passed, but not exhaustively: a shuttle engine, a limit, an engine error.
+    Open,
+    /// Its search stopped at the first violation of another invariant.
+    Stopped,
+}
+
+/// One scenario's word on `inv`, and the engine that gave it.
+fn says(r: &Report, inv: &str) -> (Says, Engine) {
+    let mut best: Option<(Says, Engine)> = None;
+    for run in &r.runs {
+        let o = &run.outcome;
+        if o.error.is_some() {
+            continue;
+        }
+        if let Some(&n) = o.first_violation.get(inv) {
+            if !matches!(best, Some((Says::Violated(m), _)) if m <= n) {
+                best = Some((Says::Violated(n), o.engine));
+            }
+        }
+    }
+    if let Some(b) = best {
+        return b;
+    }
+    // A complete exhaustive exploration that did not violate it. Among several (engine =
+    // "all"), the stronger engine for the invariant, then the larger: see `rank`.
+    for run in &r.runs {
+        let o = &run.outcome;
+        if o.error.is_none() && o.complete && o.engine.is_exhaustive() && !o.first_violation.contains_key(inv) {
+            let reached = r.scenario.spec.exercised(inv, &o.coverage);
+            let size = o.stats.map_or(o.executions, |s| s.states);
+            let new = (Says::Holds { reached, size }, o.engine);
+            if best.is_none_or(|old| rank(r, inv, old) < rank(r, inv, new)) {
+                best = Some(new);
+            }
+        }
+    }
+    if let Some(b) = best {
+        return b;
+    }
+    let engine = r.runs.first().map_or(Engine::Loom { preemption_bound: None }, |run| run.outcome.engine);
+    if r.runs.iter().any(|run| run.outcome.found.as_ref().is_some_and(|f| !f.violations.is_empty())) {
+        return (Says::Stopped, engine);
+    }
+    (Says::Open, engine)
+}
+
+/// How good a piece of "holds" evidence is: reached before unexercised; then the stronger
+/// engine for the invariant (for `progress` the stateful engine, which decides it exactly:
+/// fair cycles, no step bound; for the others loom's weak-memory proof); then the larger
+/// exploration.
+fn rank(r: &Report, inv: &str, (says, engine): (Says, Engine)) -> (u8, u8, u64) {
+    let Says::Holds { reached, size } = says else { return (0, 0, 0) };
+    let is_progress = inv == r.scenario.model().progress();
+    let stronger = if is_progress { matches!(engine, Engine::Stateful { .. }) } else { engine.memory_model() == "c11" };
+    (reached as u8, stronger as u8, size)
+}
+
 /// Build one model's matrix from scenario reports (mutant scenarios are ignored: they are
-/// about the checker, not about a variant).
+/// about the checker, not about a variant). Each cell is decided over every report of its
+/// variant that checks its invariant.
 pub fn build(model: &dyn AnyModel, reports: &[Report]) -> Matrix {
     let invariants: Vec<&'static str> = model.invariants().iter().map(|i| i.id).collect();
     let mut cells: BTreeMap<String, Cell> = BTreeMap::new();
-    for r in
-        reports.iter().filter(|r| r.scenario.model().name() == model.name() && r.scenario.spec.mutation().is_none())
-    {
-        let variant = r.scenario.spec.variant();
-        for run in &r.runs {
-            let o = &run.outcome;
-            if o.error.is_some() {
-                continue;
-            }
-            for inv in r.scenario.spec.invariants() {
-                let k = key(inv, variant);
-                if let Some(&n) = o.first_violation.get(inv) {
-                    let better = match cells.get(&k) {
-                        Some(c) => c.verdict != "violated" || n < c.executions,
-                        None => true,
-                    };
-                    if better {
-                        cells.insert(
-                            k,
-                            Cell {
-                                verdict: "violated",
-                                executions: n,
-                                memory_model: o.engine.memory_model(),
-                                engine: o.engine,
-                                scenario: r.scenario.name.clone(),
-                            },
-                        );
-                    }
-                } else if o.complete && o.engine.is_exhaustive() && o.found.is_none() {
-                    // A complete exhaustive exploration with no violation at all: "holds" if it
-                    // reached the invariant's situation, else "unexercised". Prefer holds, then
-                    // the stronger engine for the invariant: for `progress` the stateful engine,
-                    // which decides it exactly (fair cycles, no step bound); for the others
-                    // loom's weak-memory proof. Then the larger exploration.
-                    let reached = r.scenario.spec.exercised(inv, &o.coverage);
-                    let verdict = if reached { "holds" } else { "unexercised" };
-                    let size = o.stats.map_or(o.executions, |s| s.states);
-                    let is_progress = inv == model.progress();
-                    let rank = |v: &str, e: &Engine| {
-                        let v = match v {
-                            "holds" => 2,
-                            "unexercised" => 1,
-                            _ => 3,
-                        };
-                        let stronger =
-                            if is_progress { matches!(e, Engine::Stateful { .. }) } else { e.memory_model() == "c11" };
-                        (v, stronger as u8)
-                    };
-                    let better = match cells.get(&k) {
-                        Some(c) => {
-                            let (old, new) = (rank(c.verdict, &c.engine), rank(verdict, &o.engine));
-                            old < new || (old == new && size > c.executions)
-                        }
-                        None => true,
-                    };
-                    if better {
-                        cells.insert(
-                            k,
-                            Cell {
-                                verdict,
-                                executions: size,
-                                memory_model: o.engine.memory_model(),
-                                engine: o.engine,
-                                scenario: r.scenario.name.clone(),
-                            },
-                        );
-                    }
-                }
+    let mine: Vec<&Report> = reports
+        .iter()
+        .filter(|r| r.scenario.model().name() == model.name() && r.scenario.spec.mutation().is_none())
+        .collect();
+    for variant in model.variants() {
+        for &inv in &invariants {
+            let of: Vec<(&Report, Says, Engine)> = mine
+                .iter()
+                .filter(|r| r.scenario.spec.variant() == variant && r.scenario.spec.invariants().contains(&inv))
+                .map(|r| {
+                    let (s, e) = says(r, inv);
+                    (*r, s, e)
+                })
+                .collect();
+            let cell = |verdict, executions, engine: Engine, r: &Report| Cell {
+                verdict,
+                executions,
+                memory_model: engine.memory_model(),
+                engine,
+                scenario: r.scenario.name.clone(),
+                scenarios: of.iter().map(|(r, ..)| r.scenario.name.clone()).collect(),
+                undecided: of
+                    .iter()
+                    .filter(|(_, s, _)| matches!(s, Says::Open | Says::Stopped))
+                    .map(|(r, ..)| r.scenario.name.clone())
+                    .collect(),
+            };
+            // Violated: the earliest first violation of every configuration.
+            let violated = of
+                .iter()
+                .filter_map(|&(r, s, e)| if let Says::Violated(n) = s { Some((n, r, e)) } else { None })
+                .min_by_key(|(n, ..)| *n);
+            let holds = of
+                .iter()
+                .filter(|(_, s, _)| matches!(s, Says::Holds { .. }))
+                .max_by_key(|&&(r, s, e)| rank(r, inv, (s, e)));
+            let decided = if let Some((n, r, e)) = violated {
+                Some(cell("violated", n, e, r))
+            } else if let Some(&(r, Says::Holds { reached, size }, e)) = holds {
+                // No configuration violates it and every one an exhaustive engine explored
+                // completely passed; holds once one of them reached the situation. The
+                // configurations that decided nothing are the cell's `undecided`.
+                Some(cell(if reached { "holds" } else { "unexercised" }, size, e, r))
+            } else {
+                // Only passes that are not proofs (a shuttle engine's, a stopped search's), or
+                // nothing: the cell decides nothing.
+                None
+            };
+            if let Some(c) = decided {
+                cells.insert(key(inv, variant), c);
             }
         }
     }
@@ -133,11 +203,14 @@ pub fn build(model: &dyn AnyModel, reports: &[Report]) -> Matrix {
 
 /// The matrix as a text table.
 pub fn render(m: &Matrix) -> String {
-    let col = 36;
+    let col = 38;
     let mut s = format!(
-        "{} model: invariants x variants (cell: verdict, executions (stateful: distinct states stored for holds \
+        "{} model: invariants x variants, each cell decided over every configuration of its variant that checks \
+         the invariant (cell: verdict, executions (stateful: distinct states stored for holds \
          and unexercised, transitions up to the first violation for VIOLATED), engine, memory model: c11 = loom's C11 subset, sc = sequentially consistent; unexercised: passed, but never \
-         reached the invariant's situation)\n",
+         reached the invariant's situation; +N \
+         unproven: N more configurations that check it passed without a complete exhaustive exploration, or \
+         stopped at another invariant's violation; the scenarios that decide each cell are listed below the table)\n",
         m.model
     );
     s.push_str(&format!("{:<24}", "invariant"));
@@ -158,9 +231,24 @@ pub fn render(m: &Matrix) -> String {
                 Some(c) => format!("holds {} {} {}", c.executions, c.engine.short(), c.memory_model),
                 None => "-".to_string(),
             };
+            let text = match m.cell(inv, v) {
+                Some(c) if !c.undecided.is_empty() && c.verdict != "violated" => {
+                    format!("{text} +{} unproven", c.undecided.len())
+                }
+                _ => text,
+            };
             s.push_str(&format!(" {:<col$}", text));
         }
         s.push('\n');
+    }
+    // Which scenario decides each cell, and how many configurations it was decided over.
+    s.push_str("decided by (invariant, variant: the deciding scenario; of N: the configurations that check it)\n");
+    for inv in &m.invariants {
+        for v in &m.variants {
+            if let Some(c) = m.cell(inv, v) {
+                s.push_str(&format!("  {inv}, {v}: {} (of {})\n", c.scenario, c.scenarios.len()));
+            }
+        }
     }
     s
 }

@@ -457,10 +457,22 @@ impl<'t> Table<'t> {
 pub const MAX_ERRORS: usize = 50;
 
 /// The top-level keys.
-const TOP_KEYS: &[&str] =
-    &["model", "variant", "name", "description", "mutation", "thread", "params", "explore", "check", "expect"];
+const TOP_KEYS: &[&str] = &[
+    "model",
+    "variant",
+    "variants",
+    "name",
+    "description",
+    "mutation",
+    "thread",
+    "params",
+    "explore",
+    "check",
+    "expect",
+];
 
-/// Read and parse a scenario file with the shipped models.
+/// Read and parse a scenario file of one configuration with the shipped models (a file with
+/// `variants` is several: read it with [`load_each`]).
 pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
     load_with(&Registry::default(), path)
 }
@@ -475,6 +487,18 @@ pub fn load_with(reg: &Registry, path: &Path) -> Result<Scenario, ScenarioError>
 pub fn load_all_with(reg: &Registry, path: &Path) -> Result<Scenario, Vec<ScenarioError>> {
     let text = crate::files::read_scenario(path).map_err(|e| vec![ScenarioError::from(e)])?;
     parse_all_with(reg, path, &text)
+}
+
+/// Every scenario a file describes, with the shipped models: one, or with `variants` one per
+/// variant (`NAME@VARIANT`), in the order the file lists them; the first error.
+pub fn load_each(path: &Path) -> Result<Vec<Scenario>, ScenarioError> {
+    load_each_with(&Registry::default(), path).map_err(first)
+}
+
+/// Like [`load_each`], with the models of `reg` and every error of the file.
+pub fn load_each_with(reg: &Registry, path: &Path) -> Result<Vec<Scenario>, Vec<ScenarioError>> {
+    let text = crate::files::read_scenario(path).map_err(|e| vec![ScenarioError::from(e)])?;
+    parse_each_all_with(reg, path, &text)
 }
 
 /// Parse scenario text with the shipped models (`path` is only used in messages and for the
@@ -493,22 +517,50 @@ pub fn parse_with(reg: &Registry, path: &Path, text: &str) -> Result<Scenario, S
     parse_all_with(reg, path, text).map_err(first)
 }
 
+/// Every scenario of the text, with the shipped models (see [`load_each`]); the first error.
+pub fn parse_each(path: &Path, text: &str) -> Result<Vec<Scenario>, ScenarioError> {
+    parse_each_all_with(&Registry::default(), path, text).map_err(first)
+}
+
 fn first(mut errors: Vec<ScenarioError>) -> ScenarioError {
     errors.remove(0)
 }
 
-/// Parse scenario text with the models of `reg`, one step per table. Every error is
-/// collected: each table is checked on its own, and a check that needs another part (the
-/// names of a model, the engine) is skipped when that part is wrong. The errors come back
-/// sorted by line (errors about the file as a whole last), never empty.
+/// Parse the text of one configuration with the models of `reg`, every error in line order.
+/// A file that describes several (`variants`) is refused on its `variants` field: a caller
+/// that takes them reads it with [`parse_each_all_with`].
 pub fn parse_all_with(reg: &Registry, path: &Path, text: &str) -> Result<Scenario, Vec<ScenarioError>> {
+    let mut each = parse_each_all_with(reg, path, text)?;
+    if each.len() == 1 {
+        return Ok(each.remove(0));
+    }
+    let names: Vec<&str> = each.iter().map(|s| s.spec.variant()).collect();
+    Err(vec![ScenarioError {
+        file: path.to_path_buf(),
+        line: None,
+        field: Some("variants".into()),
+        message: format!(
+            "the file describes {} configurations, one per variant ({}); this command takes one (`mmcheck check` \
+             and `mmcheck matrix` take them all)",
+            each.len(),
+            names.join(", ")
+        ),
+    }])
+}
+
+/// Parse scenario text with the models of `reg`, one step per table: every scenario it
+/// describes (one per variant with `variants`, else one). Every error is collected: each
+/// table is checked on its own, and a check that needs another part (the names of a model,
+/// the engine) is skipped when that part is wrong. The errors come back sorted by line
+/// (errors about the file as a whole last), never empty.
+pub fn parse_each_all_with(reg: &Registry, path: &Path, text: &str) -> Result<Vec<Scenario>, Vec<ScenarioError>> {
     let mut ctx = Ctx { file: path, text, spans: BTreeMap::new(), errors: Vec::new() };
     let doc = document(&ctx).map_err(|e| vec![e])?;
     let top = Table { name: String::new(), tab: &doc };
     top.unknown_keys(&mut ctx, TOP_KEYS);
     let name = top.str(&mut ctx, "name");
     let description = top.str(&mut ctx, "description");
-    let (model, variant, mutation) = model_table(&mut ctx, reg, &top);
+    let (model, variants, mutation) = model_table(&mut ctx, reg, &top);
     let threads = thread_list(&mut ctx, &top);
     let roles = threads.as_ref().and_then(|t| thread_tables(&mut ctx, model, t));
     let params = params_table(&mut ctx, &top);
@@ -518,7 +570,7 @@ pub fn parse_all_with(reg: &Registry, path: &Path, text: &str) -> Result<Scenari
         None => explore_table(&mut ctx, &Table { name: "explore".into(), tab: &Tab::default() }),
     };
     let invariants = check_table(&mut ctx, model, &top);
-    let expect = expect_table(&mut ctx, model, &top, invariants.as_ref());
+    let expect = expect_table(&mut ctx, model, &top, invariants.as_ref(), variants.as_ref());
 
     // The thread limits and needs of the engines.
     let mut engine_refused_count = false;
@@ -532,37 +584,55 @@ pub fn parse_all_with(reg: &Registry, path: &Path, text: &str) -> Result<Scenari
         }
     }
 
-    // The model's own checks, on names already checked.
-    let mut spec = None;
-    // (Built even when [check] or [expect] are wrong, for the model's errors: the spec is then
-    // not used.)
-    if let (Some(model), Some(variant), Some(mutation), Some(roles), Some((params, bounds))) =
-        (model, variant, mutation, roles, params)
+    // The model's own checks, on names already checked: one configuration per variant.
+    let mut specs = Vec::new();
+    // (Built even when [check] or [expect] are wrong, for the model's errors: the specs are
+    // then not used.)
+    if let (Some(model), Some(variants), Some(mutation), Some(roles), Some((params, bounds))) =
+        (model, &variants, mutation, roles, params)
     {
         if let Some(t) = threads.as_ref().and_then(|t| t.first()) {
             ctx.spans.insert("thread".into(), t.span());
         }
-        let parts = Parts {
-            variant,
-            mutation,
-            threads: roles,
-            params,
-            bounds,
-            invariants: invariants.as_ref().and_then(|i| i.as_ref()).map(|v| v.iter().map(|s| s.to_string()).collect()),
-            target: expect.as_ref().and_then(|e| e.invariant).map(str::to_string),
-        };
-        match model.build(parts) {
-            Ok(s) => spec = Some(s),
-            Err(es) => {
-                let limit = format!("at most {} threads", mmmodel::ghost::MAX_TASKS);
-                for e in es {
-                    // The engine's own thread limit, reported above, is the one that matters.
-                    if !(engine_refused_count && e.field == "thread" && e.message == limit) {
+        // A model's error is the same under every variant, or names the variants it is about.
+        let mut model_errors: Vec<(ScenarioError, Vec<&str>)> = Vec::new();
+        for variant in &variants.names {
+            let target = expect.as_ref().and_then(|e| e.of(variant)).and_then(|e| e.invariant).map(str::to_string);
+            let parts = Parts {
+                variant: variant.clone(),
+                mutation: mutation.clone(),
+                threads: roles.clone(),
+                params: params.clone(),
+                bounds,
+                invariants: invariants
+                    .as_ref()
+                    .and_then(|i| i.as_ref())
+                    .map(|v| v.iter().map(|s| s.to_string()).collect()),
+                target,
+            };
+            match model.build(parts) {
+                Ok(s) => specs.push(s),
+                Err(es) => {
+                    let limit = format!("at most {} threads", mmmodel::ghost::MAX_TASKS);
+                    for e in es {
+                        // The engine's own thread limit, reported above, is the one that matters.
+                        if engine_refused_count && e.field == "thread" && e.message == limit {
+                            continue;
+                        }
                         let e = ctx.field_error(e);
-                        ctx.push(e);
+                        match model_errors.iter_mut().find(|(x, _)| *x == e) {
+                            Some((_, vs)) => vs.push(variant),
+                            None => model_errors.push((e, vec![variant])),
+                        }
                     }
                 }
             }
+        }
+        for (mut e, vs) in model_errors {
+            if vs.len() < variants.names.len() {
+                e.message = format!("{} (variant {})", e.message, vs.join(", "));
+            }
+            ctx.push(e);
         }
     }
 
@@ -581,23 +651,30 @@ pub fn parse_all_with(reg: &Registry, path: &Path, text: &str) -> Result<Scenari
         }
         return Err(errors);
     }
-    let (Some(spec), Some(explore), Some(expect)) = (spec, explore, expect) else {
+    let (Some(variants), Some(explore), Some(expect)) = (variants, explore, expect) else {
         unreachable!("every part that is missing has an error")
     };
     let name = name
         .map(|n| n.into_inner())
         .unwrap_or_else(|| path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default());
-    Ok(Scenario {
-        file: path.to_path_buf(),
-        name,
-        description: description.map(|d| d.into_inner()).unwrap_or_default(),
-        spec,
-        engines: explore.engines,
-        expect,
-        max_seconds: explore.max_seconds,
-        shortest_budget: explore.shortest_budget,
-        reduce: explore.reduce,
-    })
+    let description = description.map(|d| d.into_inner()).unwrap_or_default();
+    Ok(specs
+        .into_iter()
+        .map(|spec| {
+            let variant = spec.variant();
+            Scenario {
+                file: path.to_path_buf(),
+                name: if variants.multi { format!("{name}@{variant}") } else { name.clone() },
+                description: description.clone(),
+                expect: expect.of(variant).expect("an expectation for every variant").clone(),
+                spec,
+                engines: explore.engines.clone(),
+                max_seconds: explore.max_seconds,
+                shortest_budget: explore.shortest_budget,
+                reduce: explore.reduce,
+            }
+        })
+        .collect())
 }
 
 /// Why `engine` cannot run a scenario of `tasks` threads, if it cannot: more threads than it
@@ -621,14 +698,22 @@ pub fn engine_refusal(engine: Engine, tasks: usize) -> Option<String> {
     None
 }
 
-/// `model`, `variant`, `mutation`: names of the model's. `None`: missing or wrong (with its
-/// error kept); the mutation is `Some(None)` when there is none.
+/// The variants a file is checked under: `variant = "V"` (one scenario, named as the file)
+/// or `variants = ["V", ...]` / `variants = "all"` (one scenario per variant, `NAME@V`).
+#[derive(Debug, Clone)]
+struct Variants {
+    names: Vec<String>,
+    multi: bool,
+}
+
+/// `model`, `variant` or `variants`, `mutation`: names of the model's. `None`: missing or
+/// wrong (with its error kept); the mutation is `Some(None)` when there is none.
 #[allow(clippy::type_complexity)]
 fn model_table(
     ctx: &mut Ctx,
     reg: &Registry,
     top: &Table,
-) -> (Option<&'static dyn AnyModel>, Option<String>, Option<Option<String>>) {
+) -> (Option<&'static dyn AnyModel>, Option<Variants>, Option<Option<String>>) {
     let names = reg.names();
     let model_name = top.str(ctx, "model");
     if !top.has("model") {
@@ -639,23 +724,63 @@ fn model_table(
         ctx.keep(r)
     });
     let variant = top.str(ctx, "variant");
+    let list = variants_value(ctx, top);
     let mutation = top.str(ctx, "mutation");
     let bad_mutation = mutation.is_none() && top.has("mutation");
+    let both = top.has("variant") && top.has("variants");
+    if both {
+        let span = top.tab.get("variants").map(|v| v.span()).unwrap_or(0..0);
+        ctx.push(ctx.err(
+            span,
+            "variants",
+            "give either variant (one configuration) or variants (the same configuration under several), not both",
+        ));
+    }
     let Some(model) = model else {
-        if !top.has("variant") {
+        if !top.has("variant") && !top.has("variants") {
             ctx.push(ctx.whole("variant", "missing"));
         }
         return (None, None, None);
     };
-    if !top.has("variant") {
-        ctx.push(
-            ctx.whole("variant", format!("missing; the {} model's: {}", model.name(), model.variants().join(", "))),
-        );
+    if !top.has("variant") && !top.has("variants") {
+        ctx.push(ctx.whole(
+            "variant",
+            format!(
+                "missing; the {} model's: {} (or variants = [...] or \"all\", one scenario per variant)",
+                model.name(),
+                model.variants().join(", ")
+            ),
+        ));
     }
-    let variant = variant.and_then(|v| {
-        let r = ctx.one_of(&v, "variant", &model.variants()).map(str::to_string);
-        ctx.keep(r)
-    });
+    let known = model.variants();
+    let variants = if both {
+        None
+    } else if top.has("variant") {
+        variant
+            .and_then(|v| {
+                let r = ctx.one_of(&v, "variant", &known).map(str::to_string);
+                ctx.keep(r)
+            })
+            .map(|v| Variants { names: vec![v], multi: false })
+    } else {
+        match list {
+            Some(VariantList::All) => {
+                Some(Variants { names: known.iter().map(|v| v.to_string()).collect(), multi: true })
+            }
+            Some(VariantList::Named(vs)) => {
+                let before = ctx.errors.len();
+                let mut out = Vec::new();
+                for v in &vs {
+                    let r = ctx.one_of(v, "variants", &known).map(str::to_string);
+                    if let Some(v) = ctx.keep(r) {
+                        out.push(v);
+                    }
+                }
+                (ctx.errors.len() == before).then_some(Variants { names: out, multi: true })
+            }
+            None => None,
+        }
+    };
     let mutation = match mutation {
         None if bad_mutation => None,
         None => Some(None),
@@ -680,12 +805,58 @@ fn model_table(
                     format!("unknown mutation \"{}\"; this model's: {}", m.get_ref(), mine.join(", ")),
                 ));
                 None
+            } else if top.has("variants") {
+                ctx.push(ctx.err(
+                    m.span(),
+                    "mutation",
+                    "a mutant is checked under one variant: give variant = \"...\", not variants",
+                ));
+                None
             } else {
                 Some(Some(m.into_inner()))
             }
         }
     };
-    (Some(model), variant, mutation)
+    (Some(model), variants, mutation)
+}
+
+/// What `variants` names, before the model's names are checked.
+enum VariantList {
+    All,
+    Named(Vec<Spanned<String>>),
+}
+
+/// `variants`: `"all"` or a non-empty list of strings, each once. `None`: absent or wrong
+/// (with its error kept).
+fn variants_value(ctx: &mut Ctx, top: &Table) -> Option<VariantList> {
+    let v = top.tab.get("variants")?;
+    match v.get_ref() {
+        Node::Str(s) if s == "all" => Some(VariantList::All),
+        Node::Str(s) => {
+            ctx.push(ctx.err(
+                v.span(),
+                "variants",
+                format!(
+                    "expected a list of variants or \"all\", found the string \"{s}\" (for one variant, write \
+                     variant = \"{s}\")"
+                ),
+            ));
+            None
+        }
+        Node::Array(items) if items.is_empty() => {
+            ctx.push(ctx.err(v.span(), "variants", "empty list; name at least one variant, or \"all\""));
+            None
+        }
+        Node::Array(_) => {
+            let before = ctx.errors.len();
+            let list = top.strings(ctx, "variants")?;
+            (ctx.errors.len() == before).then_some(VariantList::Named(list))
+        }
+        _ => {
+            top.wrong_type(ctx, "variants", v, "a list of variants or \"all\"");
+            None
+        }
+    }
 }
 
 /// A model value as a model reads it.
@@ -1061,61 +1232,119 @@ fn check_table(ctx: &mut Ctx, model: Option<&dyn AnyModel>, top: &Table) -> Opti
     (ctx.errors.len() == before && model.is_some()).then_some(Some(v))
 }
 
-/// `[expect]`.
+/// `[expect]`, resolved: one expectation for the file's one variant, or one per variant
+/// (`by_variant`, with `variants`).
+struct Expects {
+    single: Option<Expect>,
+    by_variant: Vec<(String, Expect)>,
+}
+
+impl Expects {
+    /// The expectation of the scenario of `variant`.
+    fn of(&self, variant: &str) -> Option<&Expect> {
+        self.single.as_ref().or_else(|| self.by_variant.iter().find(|(v, _)| v == variant).map(|(_, e)| e))
+    }
+}
+
+/// `expect.by_variant`'s value for one variant: `"pass"` or `"violation(INVARIANT)"`.
+fn variant_verdict(text: &str) -> Option<(ExpectVerdict, Option<&str>)> {
+    match text.trim() {
+        "pass" => Some((ExpectVerdict::Pass, None)),
+        t => {
+            let inv = t.strip_prefix("violation(")?.strip_suffix(')')?.trim();
+            (!inv.is_empty()).then_some((ExpectVerdict::Violation, Some(inv)))
+        }
+    }
+}
+
+/// `[expect]`. `variants`: the file's variants, if they are known.
 fn expect_table(
     ctx: &mut Ctx,
     model: Option<&dyn AnyModel>,
     top: &Table,
     checked: Option<&Option<Vec<&'static str>>>,
-) -> Option<Expect> {
+    variants: Option<&Variants>,
+) -> Option<Expects> {
     let Some((span, exp)) = top.table(ctx, "expect") else {
         if !top.has("expect") {
-            ctx.push(ctx.whole(
-                "expect",
-                "missing; every scenario says what it expects: [expect] with verdict = \"pass\" or \"violation\"",
-            ));
+            let what = if top.has("variants") {
+                "[expect] with by_variant = { \"VARIANT\" = \"pass\" or \"violation(INVARIANT)\", ... }"
+            } else {
+                "[expect] with verdict = \"pass\" or \"violation\""
+            };
+            ctx.push(ctx.whole("expect", format!("missing; every scenario says what it expects: {what}")));
         }
         return None;
     };
     let before = ctx.errors.len();
-    exp.unknown_keys(ctx, &["verdict", "invariant", "reaches"]);
-    let verdict = match exp.str(ctx, "verdict") {
-        Some(v) => {
-            let r = ctx.one_of(&v, "expect.verdict", &["pass", "violation"]).map(|v| match v {
-                "pass" => ExpectVerdict::Pass,
-                _ => ExpectVerdict::Violation,
-            });
-            ctx.keep(r)
-        }
-        None => {
-            if !exp.has("verdict") {
-                ctx.push(ctx.err(span.clone(), "expect.verdict", "missing; \"pass\" or \"violation\""));
+    exp.unknown_keys(ctx, &["verdict", "invariant", "reaches", "by_variant"]);
+    // With `variants` the verdicts are per variant, in by_variant; with `variant`, one.
+    let multi = top.has("variants") && !top.has("variant");
+    if multi {
+        for key in ["verdict", "invariant"] {
+            if let Some((k, _)) = exp.tab.entries.iter().find(|(k, _)| k.get_ref() == key) {
+                ctx.push(ctx.err(
+                    k.span(),
+                    &exp.field(key),
+                    "a file with variants expects a verdict per variant: give them in expect.by_variant",
+                ));
             }
-            None
         }
-    };
-    let invariant_v = exp.str(ctx, "invariant");
-    let mut invariant = None;
-    if let (Some(i), Some(model)) = (&invariant_v, model) {
-        let r = invariant_name(ctx, model, i, "expect.invariant");
-        if let Some(id) = ctx.keep(r) {
-            if let Some(Some(c)) = checked {
-                if !c.contains(&id) {
-                    ctx.push(ctx.err(i.span(), "expect.invariant", format!("{id} is not among check.invariants")));
-                }
-            }
-            invariant = Some(id);
-        }
-    }
-    if let (Some(i), Some(ExpectVerdict::Pass)) = (&invariant_v, verdict) {
+    } else if let Some((k, _)) = exp.tab.entries.iter().find(|(k, _)| k.get_ref() == "by_variant") {
         ctx.push(ctx.err(
-            i.span(),
-            "expect.invariant",
-            "a pass expects no violation; name an invariant only with verdict = \"violation\"",
+            k.span(),
+            "expect.by_variant",
+            "only a file with variants = [...] or \"all\" expects a verdict per variant; this one names one \
+             variant: give verdict",
         ));
     }
-    if verdict == Some(ExpectVerdict::Violation) && !exp.has("invariant") {
-        ctx.push(ctx.err(span, "expect.invariant", "required with verdict = \"violation\""));
+    let verdict = if multi {
+        None
+    } else {
+        match exp.str(ctx, "verdict") {
+            Some(v) => {
+                let r = ctx.one_of(&v, "expect.verdict", &["pass", "violation"]).map(|v| match v {
+                    "pass" => ExpectVerdict::Pass,
+                    _ => ExpectVerdict::Violation,
+                });
+                ctx.keep(r)
+            }
+            None => {
+                if !exp.has("verdict") {
+                    ctx.push(ctx.err(span.clone(), "expect.verdict", "missing; \"pass\" or \"violation\""));
+                }
+                None
+            }
+        }
+    };
+    // An invariant named in an expectation must be the model's and among those checked.
+    let known_invariant = |ctx: &mut Ctx, i: &Spanned<String>, field: &str| -> Option<&'static str> {
+        let model = model?;
+        let r = invariant_name(ctx, model, i, field);
+        let id = ctx.keep(r)?;
+        if let Some(Some(c)) = checked {
+            if !c.contains(&id) {
+                ctx.push(ctx.err(i.span(), field, format!("{id} is not among check.invariants")));
+            }
+        }
+        Some(id)
+    };
+    let mut invariant = None;
+    if !multi {
+        let invariant_v = exp.str(ctx, "invariant");
+        if let Some(i) = &invariant_v {
+            invariant = known_invariant(ctx, i, "expect.invariant");
+        }
+        if let (Some(i), Some(ExpectVerdict::Pass)) = (&invariant_v, verdict) {
+            ctx.push(ctx.err(
+                i.span(),
+                "expect.invariant",
+                "a pass expects no violation; name an invariant only with verdict = \"violation\"",
+            ));
+        }
+        if verdict == Some(ExpectVerdict::Violation) && !exp.has("invariant") {
+            ctx.push(ctx.err(span.clone(), "expect.invariant", "required with verdict = \"violation\""));
+        }
     }
     let mut reaches = Vec::new();
     if let (Some(list), Some(model)) = (exp.strings(ctx, "reaches"), model) {
@@ -1131,8 +1360,106 @@ fn expect_table(
             }
         }
     }
+    let mut by_variant: Vec<(String, Expect)> = Vec::new();
+    if multi {
+        match exp.tab.get("by_variant") {
+            None => ctx.push(ctx.err(
+                span.clone(),
+                "expect.by_variant",
+                "missing; a file with variants expects a verdict per variant: by_variant = { \"VARIANT\" = \
+                 \"pass\" or \"violation(INVARIANT)\", ... }",
+            )),
+            Some(v) => match v.get_ref() {
+                Node::Table(t) => {
+                    for (k, val) in &t.entries {
+                        let key = k.get_ref().as_str();
+                        let field = format!("expect.by_variant.{key}");
+                        if let Some(model) = model {
+                            if !model.variants().contains(&key) {
+                                ctx.push(ctx.err(
+                                    k.span(),
+                                    &field,
+                                    format!(
+                                        "unknown variant \"{key}\"; the {} model's: {}",
+                                        model.name(),
+                                        model.variants().join(", ")
+                                    ),
+                                ));
+                                continue;
+                            }
+                        }
+                        if let Some(vs) = variants {
+                            if !vs.names.iter().any(|n| n == key) {
+                                ctx.push(ctx.err(
+                                    k.span(),
+                                    &field,
+                                    format!("{key} is not among the file's variants ({})", vs.names.join(", ")),
+                                ));
+                                continue;
+                            }
+                        }
+                        let Node::Str(text) = val.get_ref() else {
+                            ctx.push(ctx.err(
+                                val.span(),
+                                &field,
+                                format!(
+                                    "expected a string, \"pass\" or \"violation(INVARIANT)\", found {}",
+                                    val.get_ref().kind()
+                                ),
+                            ));
+                            continue;
+                        };
+                        let Some((verdict, inv)) = variant_verdict(text) else {
+                            ctx.push(ctx.err(
+                                val.span(),
+                                &field,
+                                format!("expected \"pass\" or \"violation(INVARIANT)\", found \"{text}\""),
+                            ));
+                            continue;
+                        };
+                        let invariant = match inv {
+                            Some(i) => {
+                                let i = Spanned::new(val.span(), i.to_string());
+                                match known_invariant(ctx, &i, &field) {
+                                    Some(id) => Some(id),
+                                    None => continue,
+                                }
+                            }
+                            None => None,
+                        };
+                        by_variant.push((key.to_string(), Expect { verdict, invariant, reaches: reaches.clone() }));
+                    }
+                    if let Some(vs) = variants {
+                        let missing: Vec<&str> = vs
+                            .names
+                            .iter()
+                            .filter(|n| !t.entries.iter().any(|(k, _)| k.get_ref() == *n))
+                            .map(String::as_str)
+                            .collect();
+                        if !missing.is_empty() {
+                            ctx.push(ctx.err(
+                                v.span(),
+                                "expect.by_variant",
+                                format!(
+                                    "no verdict for variant {} (every variant of the file needs one)",
+                                    missing.join(", ")
+                                ),
+                            ));
+                        }
+                    }
+                }
+                _ => exp.wrong_type(ctx, "by_variant", v, "a table (by_variant = { \"VARIANT\" = \"pass\", ... })"),
+            },
+        }
+    }
+    if ctx.errors.len() != before || model.is_none() {
+        return None;
+    }
+    if multi {
+        return Some(Expects { single: None, by_variant });
+    }
     let verdict = verdict?;
-    (ctx.errors.len() == before && model.is_some()).then_some(Expect { verdict, invariant, reaches })
+    Some(Expects { single: Some(Expect { verdict, invariant, reaches }), by_variant })
 }
 
 /// The scenario files `path` stands for (a file, or every `*.toml` file in a folder,

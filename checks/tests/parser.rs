@@ -599,7 +599,7 @@ proptest! {
             Ok(files) => Ok(files
                 .iter()
                 .inspect(|f| all_quick &= std::fs::read_to_string(f).is_ok_and(|t| t == QUICK))
-                .filter(|f| mmcheck::scenario::load(f).is_err())
+                .filter(|f| mmcheck::scenario::load_each(f).is_err())
                 .map(|f| f.strip_prefix(&root).unwrap().display().to_string())
                 .collect()),
         };
@@ -732,4 +732,179 @@ fn reclaim_throttle_bad_input_names_file_line_and_field() {
         err("model = \"reclaim-throttle\"\nvariant = \"v5.16-rc1\"\n[[thread]]\nrole = \"kcompactd\"\n[[thread]]\n\
          role = \"lock-holder\"\n[expect]\nverdict = \"pass\"\n");
     assert_eq!((e.line, e.field.as_deref()), (Some(6), Some("thread[1].role")), "{e}");
+}
+
+// ---------------------------------------------------------------- a configuration under several variants
+
+/// One configuration under two variants of its model, the verdict per variant.
+const MULTI: &str = r#"model = "reclaim-throttle"
+variants = ["v5.16-rc1", "nofs-headroom"]
+
+[[thread]]
+role = "kswapd"
+batch = 0
+
+[[thread]]
+role = "writeback"
+pages = 1
+
+[explore]
+engine = "stateful"
+
+[expect]
+by_variant = { "v5.16-rc1" = "violation(throttle-bounded)", "nofs-headroom" = "pass" }
+reaches = ["throttled-writeback"]
+"#;
+
+#[test]
+fn a_file_with_variants_is_one_scenario_per_variant() {
+    use mmcheck::scenario::{parse_each, ExpectVerdict};
+    let each = parse_each(Path::new("multi.toml"), MULTI).expect("valid");
+    let names: Vec<&str> = each.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["multi@v5.16-rc1", "multi@nofs-headroom"]);
+    assert_eq!(each[0].spec.variant(), "v5.16-rc1");
+    assert_eq!(
+        (each[0].expect.verdict, each[0].expect.invariant),
+        (ExpectVerdict::Violation, Some("throttle-bounded"))
+    );
+    assert_eq!((each[1].expect.verdict, each[1].expect.invariant), (ExpectVerdict::Pass, None));
+    // `reaches` is every variant's; the spec's target is its own variant's invariant.
+    assert!(each.iter().all(|s| s.expect.reaches == ["throttled-writeback"]));
+    assert_eq!(each[0].spec.target(), Some("throttle-bounded"));
+    assert_eq!(each[1].spec.target(), None);
+    // Each its own replay fingerprint.
+    assert_ne!(each[0].spec.replay_text(), each[1].spec.replay_text());
+    // "all": every variant of the model, in the model's order; `name` names them.
+    // (by_variant as a table of its own, after the keys of [expect].)
+    let all = MULTI.replace("variants = [\"v5.16-rc1\", \"nofs-headroom\"]", "variants = \"all\"\nname = \"w\"").replace(
+        "by_variant = { \"v5.16-rc1\" = \"violation(throttle-bounded)\", \"nofs-headroom\" = \"pass\" }\nreaches = [\"throttled-writeback\"]",
+        "reaches = [\"throttled-writeback\"]\n\n[expect.by_variant]\n\"v5.16-rc1\" = \"pass\"\n\"noprogress-fix\" = \"pass\"\n\
+         \"kthread-resched\" = \"pass\"\n\"nofs-headroom\" = \"pass\"",
+    );
+    let each = parse_each(Path::new("all.toml"), &all).unwrap_or_else(|e| panic!("{e}\n{all}"));
+    let names: Vec<&str> = each.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["w@v5.16-rc1", "w@noprogress-fix", "w@kthread-resched", "w@nofs-headroom"]);
+    // A caller that takes one configuration refuses the file on its `variants`.
+    let e = err(MULTI);
+    assert_eq!((e.line, e.field.as_deref()), (None, Some("variants")), "{e}");
+    assert!(e.message.contains("2 configurations"), "{e}");
+    // A file of one variant is read by both as before.
+    assert_eq!(parse_each(Path::new("good.toml"), GOOD).expect("valid").len(), 1);
+}
+
+/// Every wrong `variants` or `by_variant` is refused with file, line and field (with its table).
+#[test]
+fn variants_and_by_variant_errors_name_file_line_and_field() {
+    let by = "by_variant = { \"v5.16-rc1\" = \"violation(throttle-bounded)\", \"nofs-headroom\" = \"pass\" }";
+    let cases: Vec<(String, Option<usize>, &str, &str)> = vec![
+        (MULTI.replace("variants = [", "variant = \"v5.16-rc1\"\nvariants = ["), Some(3), "variants", "not both"),
+        (
+            MULTI.replace("[\"v5.16-rc1\", \"nofs-headroom\"]", "\"recheck\""),
+            Some(2),
+            "variants",
+            "variant = \"recheck\"",
+        ),
+        (MULTI.replace("[\"v5.16-rc1\", \"nofs-headroom\"]", "[]"), Some(2), "variants", "empty list"),
+        (
+            MULTI.replace("\"nofs-headroom\"]", "\"nofs-hedroom\"]"),
+            Some(2),
+            "variants",
+            "unknown value \"nofs-hedroom\"",
+        ),
+        (MULTI.replace("\"nofs-headroom\"]", "\"v5.16-rc1\"]"), Some(2), "variants", "listed twice"),
+        (MULTI.replace("[\"v5.16-rc1\", \"nofs-headroom\"]", "3"), Some(2), "variants", "found an integer"),
+        (
+            MULTI.replace("[\"v5.16-rc1\", \"nofs-headroom\"]", "[\"recheck\"]"),
+            Some(2),
+            "variants",
+            "expected one of: v5.16-rc1",
+        ),
+        (MULTI.replace(by, ""), Some(15), "expect.by_variant", "missing"),
+        (
+            MULTI.replace(", \"nofs-headroom\" = \"pass\"", ""),
+            Some(16),
+            "expect.by_variant",
+            "no verdict for variant nofs-headroom",
+        ),
+        (
+            MULTI.replace(
+                "\"nofs-headroom\" = \"pass\"",
+                "\"nofs-headroom\" = \"pass\", \"kthread-resched\" = \"pass\"",
+            ),
+            Some(16),
+            "expect.by_variant.kthread-resched",
+            "not among the file's variants",
+        ),
+        (
+            MULTI.replace("\"nofs-headroom\" = \"pass\"", "\"nofs-headroom\" = \"pass\", \"recheck\" = \"pass\""),
+            Some(16),
+            "expect.by_variant.recheck",
+            "unknown variant \"recheck\"",
+        ),
+        (
+            MULTI.replace("= \"pass\" }", "= \"maybe\" }"),
+            Some(16),
+            "expect.by_variant.nofs-headroom",
+            "found \"maybe\"",
+        ),
+        (
+            MULTI.replace("= \"pass\" }", "= \"violation()\" }"),
+            Some(16),
+            "expect.by_variant.nofs-headroom",
+            "INVARIANT",
+        ),
+        (
+            MULTI.replace("= \"pass\" }", "= \"violation(no-lost-wakeup)\" }"),
+            Some(16),
+            "expect.by_variant.nofs-headroom",
+            "unknown invariant \"no-lost-wakeup\"",
+        ),
+        (MULTI.replace("= \"pass\" }", "= true }"), Some(16), "expect.by_variant.nofs-headroom", "found a boolean"),
+        (
+            MULTI.replace("[expect]\n", "[check]\ninvariants = [\"progress\"]\n\n[expect]\n"),
+            Some(19),
+            "expect.by_variant.v5.16-rc1",
+            "throttle-bounded is not among check.invariants",
+        ),
+        (MULTI.replace(by, "by_variant = \"pass\""), Some(16), "expect.by_variant", "expected a table"),
+        (MULTI.replace("[expect]\n", "[expect]\nverdict = \"pass\"\n"), Some(16), "expect.verdict", "per variant"),
+        (
+            GOOD.replace("reaches", "by_variant = { \"recheck\" = \"pass\" }\nreaches"),
+            Some(21),
+            "expect.by_variant",
+            "names one variant",
+        ),
+        (MULTI.replace("variants =", "mutation = \"no-putback\"\nvariants ="), Some(2), "mutation", "one variant"),
+    ];
+    for (text, line, field, msg) in cases {
+        let es = errs(&text);
+        let e = es.iter().find(|e| e.field.as_deref() == Some(field)).unwrap_or_else(|| {
+            panic!("no error on {field}: {:?}\n{text}", es.iter().map(|e| e.to_string()).collect::<Vec<_>>())
+        });
+        assert_eq!(e.line, line, "{e}\n{text}");
+        assert!(e.message.contains(msg), "{e}: wanted {msg:?}");
+        assert!(
+            e.to_string()
+                .starts_with(&format!("bad.toml{}: {field}: ", line.map(|l| format!(":{l}")).unwrap_or_default())),
+            "{e}"
+        );
+    }
+    // The command refuses such a file with exit status 2, one line an error, nothing on stdout.
+    let dir = std::env::temp_dir().join(format!("mmcheck-variants-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("bad.toml");
+    std::fs::write(
+        &bad,
+        MULTI
+            .replace(", \"nofs-headroom\" = \"pass\"", "")
+            .replace("\"nofs-headroom\"]", "\"nofs-headroom\", \"nofs-headroom\"]"),
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_mmcheck")).arg("check").arg(&bad).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("bad.toml:2: variants: \"nofs-headroom\" is listed twice"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    std::fs::remove_dir_all(&dir).ok();
 }

@@ -12,10 +12,9 @@
 //! with a state budget and is compared only where it completes.
 
 use std::collections::BTreeSet;
-use std::path::Path;
 
 use mmcheck::engine::{Engine, Explore, Memory, Options, Outcome};
-use mmcheck::scenario::{self, ExpectVerdict};
+use mmcheck::scenario::ExpectVerdict;
 
 mod common;
 
@@ -28,14 +27,10 @@ fn summary(o: &Outcome) -> (BTreeSet<&'static str>, BTreeSet<&'static str>) {
 
 #[test]
 fn loop_summaries_merge_no_states_with_different_futures() {
-    let files: Vec<_> = scenario::collect_files(&common::scenarios_dir())
-        .unwrap()
-        .into_iter()
-        .filter(|f| !f.components().any(|c| c.as_os_str() == "heavy"))
-        .collect();
+    // A file with `variants` is one scenario per variant.
+    let files = common::shipped();
     // Each file's two searches are independent of every other file's: on every core.
-    let compared_or_skipped = common::par_map(&files, |f| -> Result<(), String> {
-        let sc = scenario::load(f).unwrap_or_else(|e| panic!("{e}"));
+    let compared_or_skipped = common::par_map(&files, |(rel, sc)| -> Result<(), String> {
         if sc.spec.tasks() > 6 {
             // The large randomised configurations: too many states for a whole-history search.
             return Err(sc.name.clone());
@@ -50,7 +45,6 @@ fn loop_summaries_merge_no_states_with_different_futures() {
         let summarised = sc.spec.explore(engine, &Options::default());
         let (hv, hr) = summary(&history);
         let (sv, sr) = summary(&summarised);
-        let rel = f.strip_prefix(common::scenarios_dir()).unwrap_or(Path::new("?")).display().to_string();
         // A stopped search has seen a part: what it saw must be seen by the other too.
         if history.complete && summarised.complete {
             assert_eq!(hv, sv, "{rel}: invariants violated");

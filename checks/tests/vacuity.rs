@@ -32,8 +32,9 @@ reaches = ["trylock-failed", "cmpxchg-lost"]
 #[test]
 fn every_shipped_pass_scenario_declares_and_reaches_the_contended_path() {
     let mut n = 0;
-    for f in scenario::collect_files(&common::scenarios_dir()).unwrap() {
-        let sc = scenario::load(&f).unwrap_or_else(|e| panic!("{e}"));
+    for (f, sc) in scenario::collect_files(&common::scenarios_dir()).unwrap().into_iter().flat_map(|f| {
+        scenario::load_each(&f).unwrap_or_else(|e| panic!("{e}")).into_iter().map(move |s| (f.clone(), s))
+    }) {
         if sc.expect.verdict != ExpectVerdict::Pass {
             continue;
         }

@@ -38,8 +38,7 @@ pub fn cmd_check(
         })?),
     };
     let paths = if paths.is_empty() { default_scenario_paths()? } else { paths };
-    let scenarios = load_all(reg, &paths)?;
-    out.prepare(scenarios.len())?;
+    let mut scenarios = load_all(reg, &paths)?;
     let follower = cluster.as_ref().is_some_and(|c| c.process != 0);
     let mut opts =
         RunOptions { check_online, no_reduce, memory, workers: workers as usize, cluster, ..RunOptions::default() };
@@ -95,11 +94,10 @@ pub fn cmd_check(
     }
     let mut replay_engines = None;
     if let Some(tok) = &replay {
-        if scenarios.len() != 1 {
-            return Err(CliError::Usage(format!(
-                "--replay takes exactly one scenario file ({} given)",
-                scenarios.len()
-            )));
+        let mut files: Vec<&std::path::Path> = scenarios.iter().map(|s| s.file.as_path()).collect();
+        files.dedup();
+        if files.len() != 1 {
+            return Err(CliError::Usage(format!("--replay takes exactly one scenario file ({} given)", files.len())));
         }
         let sc = &scenarios[0];
         let Some(t) = ReplayToken::parse(tok) else {
@@ -124,7 +122,7 @@ pub fn cmd_check(
         }
         // The engine the token was made by: the one --engine names, or else the scenario's,
         // or else the token's own (a stateful token for a loom scenario, say).
-        let engines = match engine {
+        let engines_of = |sc: &mmcheck::scenario::Scenario| match engine {
             Some(e) => mmcheck::check::engines_named(sc, e),
             None => {
                 let mut es = sc.engines.clone();
@@ -139,12 +137,19 @@ pub fn cmd_check(
                 es
             }
         };
-        let fitting: Vec<_> = engines.iter().copied().filter(|e| t.fits(&*sc.spec, *e)).collect();
+        // A file with `variants` is one scenario per variant: the token fits one of them (its
+        // fingerprint covers the variant), which is the one replayed.
+        let (fitting, which) = scenarios
+            .iter()
+            .enumerate()
+            .map(|(i, sc)| (engines_of(sc).into_iter().filter(|e| t.fits(&*sc.spec, *e)).collect::<Vec<_>>(), i))
+            .find(|(f, _)| !f.is_empty())
+            .unwrap_or_default();
         if fitting.is_empty() {
             // Which of the three (issue 37, row 9): the engine is in the token; the scenario
             // and the code are hashed together into its last word, so they cannot be told apart.
             let ours: Vec<String> =
-                engines.iter().map(|e| ReplayToken::new(&*sc.spec, *e, t.replay.clone()).engine_tag).collect();
+                engines_of(sc).iter().map(|e| ReplayToken::new(&*sc.spec, *e, t.replay.clone()).engine_tag).collect();
             let why = if !ours.contains(&t.engine_tag) {
                 format!(
                     "it was made for engine `{}`, and this scenario runs under {}",
@@ -166,7 +171,11 @@ pub fn cmd_check(
         }
         replay_engines = Some(fitting);
         opts.replay = Some(t);
+        let chosen = scenarios.swap_remove(which);
+        scenarios = vec![chosen];
     }
+    // (After --replay picked the one scenario of a file with variants that its token fits.)
+    out.prepare(scenarios.len())?;
     let (bar, progress) = progress_bar(json);
     opts.progress = progress;
 

@@ -55,14 +55,15 @@ pub fn default_scenario_paths() -> Result<Vec<PathBuf>, CliError> {
     Ok(v)
 }
 
-/// Parse every scenario file `paths` stand for (each file once); on any error, all of them.
+/// Parse every scenario file `paths` stand for (each file once; a file with `variants` is one
+/// scenario per variant); on any error, all of them.
 pub fn load_all(reg: &Registry, paths: &[PathBuf]) -> Result<Vec<Scenario>, CliError> {
     let files = mmcheck::files::collect(paths).map_err(|e| CliError::Scenarios(vec![e.into()]))?;
     let mut errors: Vec<ScenarioError> = Vec::new();
     let mut out = Vec::new();
     for f in files {
-        match scenario::load_all_with(reg, &f) {
-            Ok(s) => out.push(s),
+        match scenario::load_each_with(reg, &f) {
+            Ok(s) => out.extend(s),
             Err(es) => errors.extend(es),
         }
     }

@@ -166,7 +166,8 @@ impl HtmlOut {
     pub fn prepare(&self, scenarios: usize) -> Result<(), CliError> {
         if self.svg.is_some() && scenarios != 1 {
             return Err(CliError::Usage(format!(
-                "--svg draws one counterexample: name exactly one scenario file ({scenarios} given)"
+                "--svg draws one counterexample: name exactly one scenario file ({scenarios} scenarios given; a file \
+                 with variants is one a variant, and --replay picks one)"
             )));
         }
         if let Some(dir) = &self.html {

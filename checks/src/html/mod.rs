@@ -340,7 +340,7 @@ pub fn index(title: &str, reports: &[Report], pages: &[Option<String>], matrices
                     (reports.iter().filter(|r| !r.matched).count()) " not. Model version " code { (model_version()) } "." }
                 @for m in matrices {
                     h2 { (m.model) " model: invariants \u{d7} variants" }
-                    p.note { "A cell: violated (executions until the first violation), holds (a complete exhaustive exploration that reached the invariant's situation) or unexercised; with the engine and its memory model (c11: loom's C11 subset, sc: sequentially consistent). A cell links its evidence." }
+                    p.note { "A cell is decided over every configuration of its variant that checks the invariant: violated (executions until the first violation) if any configuration violates it, holds (every configuration an exhaustive engine explored completely passed, one reaching the invariant's situation; +N unproven: configurations that passed without such a proof, or stopped at another invariant's violation), or unexercised (the same, none reaching it); with the engine and its memory model (c11: loom's C11 subset, sc: sequentially consistent). A cell links the evidence that decides it; hovering lists every configuration it was decided over." }
                     table.matrix data-model=(m.model) {
                         tr { th { "invariant" } @for v in &m.variants { th { (v) } } }
                         @for inv in &m.invariants {
@@ -352,7 +352,7 @@ pub fn index(title: &str, reports: &[Report], pages: &[Option<String>], matrices
                                             @let i = by_name(&c.scenario);
                                             @let href = match i { Some(i) => match pages.get(i).and_then(|p| p.as_ref()) { Some(p) if c.verdict == "violated" => p.clone(), _ => format!("#{}", anchor(i)) }, None => String::new() };
                                             td class=(c.verdict) {
-                                                a href=(href) title=(c.scenario) {
+                                                a href=(href) title=(c.scenarios.join(", ")) {
                                                     (if c.verdict == "violated" { "VIOLATED" } else { c.verdict })
                                                     " " (c.executions) " " (c.engine.short()) " " (c.memory_model)
                                                 }

@@ -41,15 +41,23 @@ pub fn loom_serial() -> std::sync::MutexGuard<'static, ()> {
     LOOM_SERIAL.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// A file with `variants` is one scenario per variant: each is checked (and replayed) in turn.
 pub fn scenario_test(rel: &str, family: &str) {
     let _serial = (family == "loom").then(|| LOOM_SERIAL.lock().unwrap_or_else(|e| e.into_inner()));
     let path = scenarios_dir().join(rel);
-    let sc = scenario::load(&path).unwrap_or_else(|e| panic!("{e}"));
+    let each = scenario::load_each(&path).unwrap_or_else(|e| panic!("{e}"));
+    for sc in &each {
+        let rel = if each.len() > 1 { format!("{rel} ({})", sc.spec.variant()) } else { rel.to_string() };
+        check_one(&rel, sc, family);
+    }
+}
+
+fn check_one(rel: &str, sc: &scenario::Scenario, family: &str) {
     let engines: Vec<Engine> =
         sc.engines.iter().copied().filter(|e| matches!(e, Engine::Loom { .. }) == (family == "loom")).collect();
     assert!(!engines.is_empty(), "{rel}: no {family} engine");
     let opts = RunOptions { engine_override: Some(engines), check_online: check_online(), ..RunOptions::default() };
-    let r = check(&sc, &opts);
+    let r = check(sc, &opts);
     let online: u64 = r.runs.iter().map(|x| x.outcome.online_checked).sum();
     // Written straight to stderr, past libtest's capture, so that `cargo test` shows how
     // many executions every check explored even when it passes.
@@ -75,7 +83,7 @@ pub fn scenario_test(rel: &str, family: &str) {
             engine_override: Some(vec![r.runs[i].outcome.engine]),
             ..RunOptions::default()
         };
-        let again = check(&sc, &ropts);
+        let again = check(sc, &ropts);
         let replayed =
             again.runs.first().and_then(|run| run.outcome.found.as_ref()).expect("the replay reproduces an execution");
         assert_eq!(replayed.replay, original.replay, "{rel}: replay {token} reached another execution");
@@ -130,16 +138,30 @@ pub fn found_invariants(o: &mmcheck::engine::Outcome) -> std::collections::BTree
 }
 
 /// The shipped scenarios of at most `max_tasks` threads, outside heavy/: (path relative to
-/// scenarios/, scenario), in file order.
+/// scenarios/, with `@VARIANT` for a file with `variants`; scenario), in file order.
 pub fn shipped_small(max_tasks: usize) -> Vec<(String, scenario::Scenario)> {
+    let mut out = Vec::new();
+    for (rel, sc) in shipped() {
+        if sc.spec.tasks() <= max_tasks {
+            out.push((rel, sc));
+        }
+    }
+    out
+}
+
+/// Every shipped scenario outside heavy/, one per variant of a file with `variants`: (path
+/// relative to scenarios/, with `@VARIANT` for such a file; scenario), in file order.
+pub fn shipped() -> Vec<(String, scenario::Scenario)> {
     let mut out = Vec::new();
     for f in scenario::collect_files(&scenarios_dir()).unwrap() {
         if f.components().any(|c| c.as_os_str() == "heavy") {
             continue;
         }
-        let sc = scenario::load(&f).unwrap_or_else(|e| panic!("{e}"));
-        if sc.spec.tasks() <= max_tasks {
-            let rel = f.strip_prefix(scenarios_dir()).unwrap_or(Path::new("?")).display().to_string();
+        let each = scenario::load_each(&f).unwrap_or_else(|e| panic!("{e}"));
+        let multi = each.len() > 1;
+        let rel = f.strip_prefix(scenarios_dir()).unwrap_or(Path::new("?")).display().to_string();
+        for sc in each {
+            let rel = if multi { format!("{rel}@{}", sc.spec.variant()) } else { rel.clone() };
             out.push((rel, sc));
         }
     }

@@ -31,7 +31,7 @@ use core::sync::atomic::Ordering::{AcqRel, Acquire};
 use super::sched::{loop_summary, Current};
 use crate::ghost::Ghost;
 use crate::model::{PlatformFor, ProtoEvent};
-use crate::platform::{Atomic, Platform};
+use crate::platform::{Atomic, AtomicInt, Platform};
 
 crate::named! {
     /// `[params] preempt`: the kernel's preemption model.
@@ -99,6 +99,13 @@ const SLOT: u32 = 6;
 const SLOT_MASK: u64 = (1 << SLOT) - 1;
 /// Tasks one CPU's run queue can hold.
 pub const QUEUE_SLOTS: usize = (64 / SLOT) as usize;
+/// With queued joins ([`Cpus::queued_joins`]), the bits above the slots: one per task bound to
+/// the CPU (by its rank among them), set while that task is runnable and announced but not yet
+/// in the queue.
+const ANNOUNCED: u32 = SLOT * QUEUE_SLOTS as u32;
+const SLOTS: u64 = (1 << ANNOUNCED) - 1;
+/// Tasks one CPU may have with queued joins.
+pub const MAX_QUEUED_TASKS: usize = (64 - ANNOUNCED) as usize;
 
 struct Cpu<P: Platform> {
     /// More than one task is bound to the CPU. A CPU with one task has nothing to arbitrate:
@@ -117,6 +124,8 @@ pub struct Cpus<P: Platform> {
     /// `cond_resched()` never gives the CPU up (the seeded mutation `resched-noop`; always
     /// false in a shipped configuration).
     resched_noop: bool,
+    /// Queued joins ([`Cpus::queued_joins`]): each CPU's tasks by rank, and each pid's rank.
+    queued: Option<(Vec<Vec<usize>>, Vec<u8>)>,
 }
 
 /// Locations of the loop summary and checkpoints of this module.
@@ -124,12 +133,49 @@ const QUEUE_LOOP: u64 = 0xc0_4e5c;
 const RAN: u64 = 0xc0_4e5d;
 const GAVE_UP: u64 = 0xc0_4e5e;
 const NO_RESCHED: u64 = 0xc0_4e5f;
+const JOIN_LOOP: u64 = 0xc0_4e60;
 
 impl<P: Platform> Cpus<P> {
     /// `n` CPUs; `tasks[c]` tasks are bound to CPU `c`.
     pub fn new(preempt: Preempt, tasks: &[usize], resched_noop: bool) -> Self {
         let cpus = tasks.iter().map(|&t| Cpu { shared: t > 1, queue: P::AtomicU64::new(0) }).collect();
-        Cpus { preempt, cpus, resched_noop }
+        Cpus { preempt, cpus, resched_noop, queued: None }
+    }
+
+    /// Queued joins: a task that becomes runnable announces itself in one atomic step (a bit of
+    /// the queue word), and the next change of the queue, by any task, appends it, as the
+    /// kernel's `ttwu` enqueues a task under `rq->lock`, a queued spinlock that serves its
+    /// waiters in order. Without them a task joins with a compare-and-swap it retries, and
+    /// under the stateful engine's weak fairness another task of the CPU that sleeps and wakes
+    /// in a loop can make every retry fail for ever (`[params] queued_locks` of the
+    /// reclaim-throttle model; docs/model.md, Part 4, "CPUs as a resource"). `cpu_of[pid]` is
+    /// each task's CPU; at most [`MAX_QUEUED_TASKS`] a CPU.
+    pub fn queued_joins(mut self, cpu_of: &[u8]) -> Self {
+        let mut members = vec![Vec::new(); self.cpus.len()];
+        let mut rank = Vec::new();
+        for (pid, &c) in cpu_of.iter().enumerate() {
+            rank.push(members[c as usize].len() as u8);
+            members[c as usize].push(pid);
+        }
+        assert!(members.iter().all(|m| m.len() <= MAX_QUEUED_TASKS), "more than {MAX_QUEUED_TASKS} tasks on one CPU");
+        self.queued = Some((members, rank));
+        self
+    }
+
+    /// With queued joins: `slots` (the queue without its announce bits) with every task that
+    /// `announced` names appended, in rank order.
+    fn absorb(&self, cpu: u8, slots: u64, announced: u64) -> u64 {
+        let Some((members, _)) = &self.queued else { return slots };
+        let mut len = (0..QUEUE_SLOTS).find(|i| (slots >> (*i as u32 * SLOT)) & SLOT_MASK == 0).unwrap_or(QUEUE_SLOTS);
+        let mut out = slots;
+        for (r, &pid) in members[cpu as usize].iter().enumerate() {
+            if announced & (1 << r) != 0 {
+                assert!(len < QUEUE_SLOTS, "more tasks runnable on cpu{cpu} than its run queue holds");
+                out |= (pid as u64 + 1) << (len as u32 * SLOT);
+                len += 1;
+            }
+        }
+        out
     }
     /// Whether CPU `cpu` arbitrates between tasks.
     fn bound(&self, cpu: u8) -> bool {
@@ -155,8 +201,24 @@ pub fn cpu_run<P: PlatformFor<E>, E: ProtoEvent + From<CpuEvent>>(cur: &Current<
     // What the caller's future depends on: its history so far. Nothing read here matters
     // after the task runs (see the checkpoint at the end).
     let context = cur.loop_context();
+    if let Some((_, rank)) = &cpus.queued {
+        // Announce, then make sure some change of the queue (this task's own, or any other
+        // task's, which appends every announced task) has put it in.
+        c.queue.fetch_or(1 << (ANNOUNCED + rank[cur.pid()] as u32), AcqRel);
+        loop {
+            if !cur.loop_head(loop_summary(context, JOIN_LOOP, 0)) {
+                break;
+            }
+            let q = c.queue.load(Acquire);
+            let mine = (0..QUEUE_SLOTS).any(|i| (q >> (i as u32 * SLOT)) & SLOT_MASK == me);
+            if mine || c.queue.compare_exchange(q, cpus.absorb(cpu, q & SLOTS, q >> ANNOUNCED), AcqRel, Acquire).is_ok()
+            {
+                break;
+            }
+        }
+    }
     // Join the end of the queue.
-    loop {
+    while cpus.queued.is_none() {
         let q = c.queue.load(Acquire);
         let len = (0..QUEUE_SLOTS).find(|i| (q >> (*i as u32 * SLOT)) & SLOT_MASK == 0).unwrap_or(QUEUE_SLOTS);
         assert!(len < QUEUE_SLOTS, "more tasks runnable on cpu{cpu} than its run queue holds");
@@ -194,12 +256,15 @@ pub fn cpu_give_up<P: PlatformFor<E>, E: ProtoEvent + From<CpuEvent>>(
     let c = &cpus.cpus[cpu as usize];
     let context = cur.loop_context();
     emit::<P, E>(cur, CpuEvent::Yield { cpu, why });
-    // Only the task at the front pops it; others only append behind it.
+    // Only the task at the front pops it; others only append behind it (or, with queued
+    // joins, announce themselves, and the pop appends them).
     loop {
         let q = c.queue.load(Acquire);
         debug_assert_eq!(q & SLOT_MASK, cur.pid() as u64 + 1, "only the running task gives its CPU up");
-        if c.queue.compare_exchange(q, q >> SLOT, AcqRel, Acquire).is_ok() {
-            let next = (q >> SLOT) & SLOT_MASK;
+        let popped =
+            if cpus.queued.is_some() { cpus.absorb(cpu, (q & SLOTS) >> SLOT, q >> ANNOUNCED) } else { q >> SLOT };
+        if c.queue.compare_exchange(q, popped, AcqRel, Acquire).is_ok() {
+            let next = popped & SLOT_MASK;
             if next != 0 {
                 cur.sched.tasks[next as usize - 1].unpark();
             }

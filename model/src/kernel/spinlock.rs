@@ -5,13 +5,13 @@
 //! holding a lock (`lock-released`) or takes a lock it already holds is reported instead of
 //! deadlocking the explorer.
 
-use core::sync::atomic::Ordering::Relaxed;
+use core::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed};
 use std::sync::atomic::AtomicUsize;
 
 use super::sched::Current;
 use crate::event::{KernelEvent, LockName};
 use crate::ghost::Ghost;
-use crate::platform::{Platform, RawSpinLock};
+use crate::platform::{Atomic, AtomicInt, Platform, RawSpinLock};
 
 const NO_OWNER: usize = usize::MAX;
 
@@ -20,14 +20,31 @@ pub struct SpinLock<P: Platform> {
     pub name: LockName,
     /// Ghost: the pid holding the lock (checker builds only).
     owner: AtomicUsize,
+    /// A queued lock ([`SpinLock::new_queued`]): the tasks waiting for it (bit `pid`) and its
+    /// holder (pid plus one, in the bits from [`HOLDER`]; 0 when free). `None`: the platform's
+    /// lock.
+    queued: Option<P::AtomicU64>,
 }
+
+/// Where a queued lock's word keeps its holder.
+const HOLDER: u32 = 32;
 
 impl<P: Platform> SpinLock<P> {
     pub fn new(name: LockName) -> Self {
         // Wait-queue locks are never trylocked (the loom platform keeps no trylock flag for
         // them); their events are recorded as detail (`mmcheck check --verbose` shows them).
         let trylock = !name.is_wait_queue();
-        SpinLock { raw: P::SpinLock::new(trylock), name, owner: AtomicUsize::new(NO_OWNER) }
+        SpinLock { raw: P::SpinLock::new(trylock), name, owner: AtomicUsize::new(NO_OWNER), queued: None }
+    }
+
+    /// A lock that serves its waiters in turn, as the kernel's queued spinlocks do: a task that
+    /// waits for it announces itself, and the holder hands the lock to the next waiter after
+    /// it (in pid order, round the mask) when it unlocks. Under the stateful engine's weak
+    /// fairness the platform's lock may be taken by the same task again and again while
+    /// another waits for it (the waiter is not enabled while it is held, so a cycle that
+    /// starves it is fair); a queued lock cannot be. Never trylocked.
+    pub fn new_queued(name: LockName) -> Self {
+        SpinLock { queued: Some(P::AtomicU64::new(0)), ..SpinLock::new(name) }
     }
 
     /// Ghost: does `pid` hold this lock?
@@ -49,7 +66,59 @@ impl<P: Platform> SpinLock<P> {
         if self.held_by(cur.pid()) {
             cur.emit(KernelEvent::LockLeaked { lock: self.name });
             self.owner.store(NO_OWNER, Relaxed);
-            self.raw.unlock();
+            match &self.queued {
+                Some(w) => queued_unlock(cur, w),
+                None => self.raw.unlock(),
+            }
+        }
+    }
+}
+
+/// Take a queued lock: at once if it is free with nobody waiting (one step, as the platform's
+/// lock takes); else announce, then take it once it is free, or wait to be handed it.
+fn queued_lock<P: Platform>(cur: &Current<P>, w: &P::AtomicU64) {
+    let me = cur.pid() as u64;
+    if w.compare_exchange(0, (me + 1) << HOLDER, AcqRel, Acquire).is_ok() {
+        return;
+    }
+    w.fetch_or(1 << me, AcqRel);
+    loop {
+        let v = w.load(Acquire);
+        let holder = v >> HOLDER;
+        if holder == me + 1 {
+            return;
+        }
+        if holder == 0 {
+            if w.compare_exchange(v, (v & !(1 << me)) | (me + 1) << HOLDER, AcqRel, Acquire).is_ok() {
+                return;
+            }
+            continue;
+        }
+        P::park();
+    }
+}
+
+/// Release a queued lock: free it if nobody waits (one step), else hand it to the next waiter
+/// after the holder.
+fn queued_unlock<P: Platform>(cur: &Current<P>, w: &P::AtomicU64) {
+    let me = cur.pid() as u32;
+    if w.compare_exchange((me as u64 + 1) << HOLDER, 0, AcqRel, Acquire).is_ok() {
+        return;
+    }
+    loop {
+        let v = w.load(Acquire);
+        let waiting = (v & 0xffff_ffff) as u32;
+        // The first waiter after `me`, round the mask.
+        let next = (1..=32).map(|k| (me + k) % 32).find(|&p| waiting & (1 << p) != 0);
+        let new = match next {
+            Some(p) => (waiting & !(1 << p)) as u64 | (p as u64 + 1) << HOLDER,
+            None => 0,
+        };
+        if w.compare_exchange(v, new, AcqRel, Acquire).is_ok() {
+            if let Some(p) = next {
+                cur.sched.tasks[p as usize].unpark();
+            }
+            return;
         }
     }
 }
@@ -62,7 +131,10 @@ pub fn spin_lock<P: Platform>(cur: &Current<P>, lock: &SpinLock<P>) {
         cur.emit(KernelEvent::LockRecursion { lock: lock.name });
         return;
     }
-    lock.raw.lock();
+    match &lock.queued {
+        Some(w) => queued_lock(cur, w),
+        None => lock.raw.lock(),
+    }
     lock.acquired(cur, false);
 }
 
@@ -83,6 +155,14 @@ pub fn spin_trylock<P: Platform>(cur: &Current<P>, lock: &SpinLock<P>) -> bool {
 /// `spin_unlock(lock)`.
 #[inline(always)]
 pub fn spin_unlock<P: Platform>(cur: &Current<P>, lock: &SpinLock<P>) {
+    if let Some(w) = &lock.queued {
+        if P::Ghost::ENABLED {
+            lock.owner.store(NO_OWNER, Relaxed);
+            cur.emit(KernelEvent::LockReleased { lock: lock.name });
+        }
+        queued_unlock(cur, w);
+        return;
+    }
     if P::Ghost::ENABLED {
         lock.owner.store(NO_OWNER, Relaxed);
         lock.raw.unlock_with(|| cur.emit(KernelEvent::LockReleased { lock: lock.name }));

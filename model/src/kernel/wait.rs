@@ -29,6 +29,11 @@ impl<P: Platform> WaitQueueHead<P> {
             name,
         }
     }
+
+    /// The same, its lock queued ([`SpinLock::new_queued`]): a waiter for it is served in turn.
+    pub fn new_queued(name: Wq) -> Self {
+        WaitQueueHead { lock: SpinLock::new_queued(LockName::WaitQueue(name)), ..WaitQueueHead::new(name) }
+    }
 }
 
 /// `prepare_to_wait(wq, &wait, state)`: under the queue lock, queue the entry (if it is not

@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 pub use self::event::{Coverage, Event, Reason, Site, SkipWhy};
 use crate::event::{Event as Ev, Wq};
 use crate::ghost::{Ghost, Pid, MAX_TASKS};
-use crate::kernel::cpu::{cpu_give_up, cpu_run, Cpus, Preempt, YieldWhy, MAX_CPUS};
+use crate::kernel::cpu::{cpu_give_up, cpu_run, Cpus, Preempt, YieldWhy, MAX_CPUS, MAX_QUEUED_TASKS};
 use crate::kernel::sched::{Current, Sched, TimerModel};
 use crate::kernel::wait::WaitQueueHead;
 use crate::model::{count, Counters, FieldError, Fields, Model, PlatformFor, RoleKind, Seeded};
@@ -273,6 +273,12 @@ pub struct Config {
     pub write_pending: u32,
     /// `SWAP_CLUSTER_MAX`.
     pub swap_cluster_max: u32,
+    /// `[params] queued_locks`: CPU run queues joined in order, as the kernel's `rq->lock`
+    /// (a queued spinlock) serves them ([`Cpus::queued_joins`]), and wait-queue spinlocks
+    /// that serve their waiters in turn ([`crate::kernel::spinlock::SpinLock::new_queued`]);
+    /// off, a task joins a run queue with a compare-and-swap it retries and takes a wait
+    /// queue's lock as the other models do (every file before issue 36 checks that).
+    pub queued_locks: bool,
 }
 
 impl Config {
@@ -337,11 +343,21 @@ impl<P: PlatformFor<Event>> Kernel<P> {
         let sched = Sched::new(cfg.roles.len(), TimerModel::AnyTime, ghost);
         let resched_noop = P::Ghost::ENABLED && cfg.mutation == Some(Mutation::ReschedNoop);
         let isolated: u32 = cfg.roles.iter().map(Role::isolated_at_start).sum();
+        // With queued_locks, the wait queues' spinlocks serve their waiters in turn.
+        let queued = cfg.queued_locks;
+        let wq = |name| if queued { WaitQueueHead::new_queued(name) } else { WaitQueueHead::new(name) };
         Kernel {
             sched,
-            cpus: Cpus::new(cfg.preempt, &cfg.tasks_per_cpu(), resched_noop),
+            cpus: {
+                let cpus = Cpus::new(cfg.preempt, &cfg.tasks_per_cpu(), resched_noop);
+                if cfg.queued_locks {
+                    cpus.queued_joins(&(0..cfg.roles.len()).map(|pid| cfg.cpu_of(pid)).collect::<Vec<_>>())
+                } else {
+                    cpus
+                }
+            },
             reclaim_wait: [Reason::Writeback, Reason::Isolated, Reason::Noprogress, Reason::Congested]
-                .map(|r| WaitQueueHead::new(r.wq_name())),
+                .map(|r| wq(r.wq_name())),
             nr_writeback_throttled: P::AtomicU32::new(0),
             nr_reclaim_start: P::AtomicU32::new(0),
             nr_throttled_written: P::AtomicU32::new(0),
@@ -352,8 +368,8 @@ impl<P: PlatformFor<Event>> Kernel<P> {
                 .map(|c| Work {
                     pending: P::AtomicBool::new(false),
                     done: P::AtomicBool::new(false),
-                    wq: WaitQueueHead::new(WORKER_WQ[c]),
-                    done_wq: WaitQueueHead::new(DONE_WQ[c]),
+                    wq: wq(WORKER_WQ[c]),
+                    done_wq: wq(DONE_WQ[c]),
                 })
                 .collect(),
             buffer: P::SpinLock::new(true),
@@ -396,7 +412,8 @@ impl Model for ReclaimThrottle {
         RoleKind { name: "isolator", keys: &[CPU, "pages"] },
         RoleKind { name: "kworker", keys: &[CPU] },
     ];
-    const PARAMS: &'static [&'static str] = &["preempt", "cpus", "lru", "write_pending", "swap_cluster_max"];
+    const PARAMS: &'static [&'static str] =
+        &["preempt", "cpus", "lru", "write_pending", "swap_cluster_max", "queued_locks"];
     const CONTENDED_PATH: &'static [Coverage] = &[
         Coverage::ThrottledWriteback,
         Coverage::ThrottledIsolated,
@@ -510,7 +527,20 @@ impl Model for ReclaimThrottle {
             roles.iter().map(|r| if let Role::Writeback { pages, .. } = r { *pages } else { 0 }).sum();
         let write_pending = params.int_or("write_pending", completions as i64..=64, completions)?;
         let swap_cluster_max = params.int_or("swap_cluster_max", 1..=32, 1u32)?;
-        let cfg = Config { variant, mutation, roles, preempt, cpus, lru, write_pending, swap_cluster_max };
+        let queued_locks = params.bool_or("queued_locks", false)?;
+        if queued_locks {
+            let per_cpu = (0..cpus).map(|c| {
+                (0..roles.len()).filter(|&p| roles[p].cpu().unwrap_or((p % cpus as usize) as u8) == c).count()
+            });
+            if per_cpu.clone().any(|n| n > MAX_QUEUED_TASKS) {
+                return Err(params.error(
+                    "queued_locks",
+                    format!("queued run queues hold at most {MAX_QUEUED_TASKS} tasks a CPU (one announce bit each)"),
+                ));
+            }
+        }
+        let cfg =
+            Config { variant, mutation, roles, preempt, cpus, lru, write_pending, swap_cluster_max, queued_locks };
         Self::validate(&cfg).map_err(|m| FieldError { field: "thread".into(), message: m })?;
         Ok(cfg)
     }
