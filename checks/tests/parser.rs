@@ -779,11 +779,11 @@ fn a_file_with_variants_is_one_scenario_per_variant() {
     let all = MULTI.replace("variants = [\"v5.16-rc1\", \"nofs-headroom\"]", "variants = \"all\"\nname = \"w\"").replace(
         "by_variant = { \"v5.16-rc1\" = \"violation(throttle-bounded)\", \"nofs-headroom\" = \"pass\" }\nreaches = [\"throttled-writeback\"]",
         "reaches = [\"throttled-writeback\"]\n\n[expect.by_variant]\n\"v5.16-rc1\" = \"pass\"\n\"noprogress-fix\" = \"pass\"\n\
-         \"kthread-resched\" = \"pass\"\n\"nofs-headroom\" = \"pass\"",
+         \"kthread-resched\" = \"pass\"\n\"nofs-headroom\" = \"pass\"\n\"remote-drain\" = \"pass\"",
     );
     let each = parse_each(Path::new("all.toml"), &all).unwrap_or_else(|e| panic!("{e}\n{all}"));
     let names: Vec<&str> = each.iter().map(|s| s.name.as_str()).collect();
-    assert_eq!(names, ["w@v5.16-rc1", "w@noprogress-fix", "w@kthread-resched", "w@nofs-headroom"]);
+    assert_eq!(names, ["w@v5.16-rc1", "w@noprogress-fix", "w@kthread-resched", "w@nofs-headroom", "w@remote-drain"]);
     // A caller that takes one configuration refuses the file on its `variants`.
     let e = err(MULTI);
     assert_eq!((e.line, e.field.as_deref()), (None, Some("variants")), "{e}");
