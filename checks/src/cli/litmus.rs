@@ -19,6 +19,17 @@ pub fn cmd_litmus(paths: Vec<PathBuf>, json: bool, memory: &str) -> Done {
             )))
         }
     };
+    // A seeded defect of the memory model, for the tests that show the judge can fail
+    // (checks/tests/litmus.rs); not a user option.
+    if let Ok(name) = std::env::var("MMCHECK_LKMM_DEFECT") {
+        let Some(d) = mmmodel::platform::stateful::lkmm::Defect::named(&name) else {
+            return Err(CliError::Usage(format!(
+                "MMCHECK_LKMM_DEFECT: unknown defect \"{}\"; expected mb-is-local or release-carries-nothing",
+                escape_control(&name)
+            )));
+        };
+        mmmodel::platform::stateful::lkmm::Defect::seed(Some(d));
+    }
     let mut out = std::io::stdout().lock();
     match mmcheck::litmus::report::run(&paths, model, json, &mut out) {
         0 => Ok(true),

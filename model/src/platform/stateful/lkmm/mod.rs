@@ -151,6 +151,41 @@ pub struct RmwRead {
     pub ok: bool,
 }
 
+/// A defect seeded into the memory model, to show that its tests can fail (docs/model.md, "The
+/// kernel's memory model in the stateful engine"): `mmcheck litmus` with
+/// `MMCHECK_LKMM_DEFECT=NAME` runs under it, and checks/tests/litmus.rs shows each caught.
+/// Process-wide, off (0) unless set; read only by the stateful platform's memory model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Defect {
+    /// `smp_mb()` orders only the task's own later accesses after its earlier ones and joins
+    /// no global view: store buffering with a full barrier on both sides becomes possible.
+    MbIsLocal = 1,
+    /// A release store carries only the writer's earlier stores' ordering of `smp_wmb()`,
+    /// not the writer's whole view: message passing through release/acquire breaks.
+    ReleaseCarriesNothing = 2,
+}
+
+static DEFECT: core::sync::atomic::AtomicU8 = core::sync::atomic::AtomicU8::new(0);
+
+impl Defect {
+    /// The defect of a name (`mb-is-local`, `release-carries-nothing`).
+    pub fn named(name: &str) -> Option<Defect> {
+        match name {
+            "mb-is-local" => Some(Defect::MbIsLocal),
+            "release-carries-nothing" => Some(Defect::ReleaseCarriesNothing),
+            _ => None,
+        }
+    }
+    /// Seed `d` (or none) for the whole process.
+    pub fn seed(d: Option<Defect>) {
+        DEFECT.store(d.map_or(0, |d| d as u8), core::sync::atomic::Ordering::Relaxed);
+    }
+    fn on(self) -> bool {
+        DEFECT.load(core::sync::atomic::Ordering::Relaxed) == self as u8
+    }
+}
+
 /// The memory of one execution.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Memory {
@@ -283,6 +318,7 @@ impl Memory {
         let k = &self.tasks[t];
         let view = match how {
             Store::Once => k.carry.clone(),
+            Store::Release if Defect::ReleaseCarriesNothing.on() => k.carry.clone(),
             Store::Release => k.carry.joined(&k.reached()),
         };
         self.place(t, x, slot, Msg { val, view, glued: false, own: None });
@@ -336,6 +372,13 @@ impl Memory {
         match f {
             Fence::Mb => {
                 let r = k.reached();
+                if Defect::MbIsLocal.on() {
+                    // (Seeded defect: no global view, so no store-to-load order.)
+                    let k = &mut self.tasks[t];
+                    k.wr.join(&r);
+                    k.carry.join(&r);
+                    return;
+                }
                 self.strong(t, &r);
             }
             Fence::Rmb => {
