@@ -260,3 +260,26 @@ fn no_symmetry_with_more_than_two_kswapds() {
     assert_eq!(st.symmetry_group, 1);
     assert!(st.symmetry_not_applied.is_some_and(|w| w.contains("more than two kswapds")), "{st:?}");
 }
+
+/// Under the kernel's memory model a cycle in which kcompactd keeps reading a stale
+/// `NR_ISOLATED` is not a livelock (docs/model.md, "The kernel's memory model in the stateful
+/// engine", Liveness): the fair-cycle pass leaves transitions that read a stale store out of
+/// the components it searches. The seeded defect `FairnessIgnoresStaleReads` keeps them in, and
+/// the same file then reports `progress` (the false livelock loom reports on weak memory).
+#[test]
+fn under_lkmm_a_cycle_of_stale_reads_is_no_livelock_and_the_seeded_defect_reports_one() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../scenarios/reclaim-throttle/kthread-resched-kcompactd-drain-none.toml");
+    let sc = scenario::load(&path).expect("shipped file");
+    let engine = Engine::Stateful { max_states: Some(2_000_000), memory: Memory::Lkmm };
+    let clean = sc.spec.explore(engine, &opts(Reduce::default()));
+    assert!(clean.error.is_none(), "{:?}", clean.error);
+    assert!(clean.complete && clean.found.is_none(), "clean lkmm search: {:?}", clean.violated);
+    let seeded_reduce = Reduce { defect: Some(ReductionDefect::FairnessIgnoresStaleReads), ..Reduce::default() };
+    let seeded = sc.spec.explore(engine, &opts(seeded_reduce));
+    assert!(
+        seeded.violated.contains_key("progress"),
+        "FairnessIgnoresStaleReads was not caught: {:?}",
+        seeded.violated
+    );
+}
