@@ -1975,7 +1975,7 @@ exists (0:r0=1)
     /// `cargo test -p mmcheck --lib litmus -- --ignored --nocapture kernel`. Every file must
     /// parse or be `Unsupported`, never `Malformed`; one line per file is printed.
     #[test]
-    #[ignore]
+    #[ignore = "needs a kernel checkout: MMCHECK_KERNEL_LITMUS=linux/tools/memory-model/litmus-tests"]
     fn kernel_litmus_tests() {
         let Ok(dir) = std::env::var("MMCHECK_KERNEL_LITMUS") else { return };
         let mut files = Vec::new();
