@@ -163,6 +163,11 @@ impl<E: Send + 'static> Ghost for Recorder<E> {
         LoopVerdict::Continue
     }
 
+    fn others_finished(&self, pid: Pid) -> bool {
+        let others = self.all() & !(1 << pid);
+        self.lock().finished & others == others
+    }
+
     fn untimed_sleep(&self, pid: Pid) -> SleepDecision {
         let mut g = self.lock();
         g.sleeping |= 1 << pid;

@@ -90,6 +90,9 @@ fn each_seeded_defect_of_the_memory_model_is_caught_by_the_litmus_tests() {
         ("mb-is-local", &["SB+mb+mb", "R+mb+mb", "IRIW+mb+mb"][..]),
         // A release that carries nothing: message passing through release/acquire breaks.
         ("release-carries-nothing", &["MP+release+acquire", "WRC+release+rmb"][..]),
+        // Collection that drops a message a slower task can still read: the stale reads the
+        // LKMM allows vanish, and weak outcomes turn Never.
+        ("collect-drops-readable", &["SB+once+once", "MP+once+once", "IRIW+once+once"][..]),
     ] {
         let (rows, status) = rows_with("lkmm", Some(defect));
         assert_eq!(status, Some(1), "{defect}: the litmus judge must fail");

@@ -86,3 +86,95 @@ fn each_row_names_its_engine_bound_and_memory_model() {
     // Its two kswapds are interchangeable: the row says symmetry ran, with its group's size.
     assert!(row("recheck-2kswapd-writer-stateful").contains(" stateful sym2 sc "), "{text}");
 }
+
+/// A loop that repeats only by reading a stale value is no livelock: a machine makes every
+/// store visible to every CPU in finite time (issue 33; docs/model.md, "Liveness under weak
+/// memory"). Task 1 spins while `x` is 1; task 0 stores 0 and exits. Under loom's C11 model a
+/// relaxed load may return the superseded 1 for ever; once every other task has finished, the
+/// looping task's loads read the newest store (`Platform::fresh_reads`), so loom finds no
+/// `LOOPS FOREVER` in any execution. The same harness with a ghost that hides "every other task
+/// finished" (so the loads never turn fresh: the loop-repeat test as it was) reports the stale
+/// livelock, which shows the test can fail.
+#[test]
+fn loom_reports_no_livelock_that_rests_on_a_stale_read() {
+    use mmcheck::recorder::{Bounds, Recorder};
+    use mmmodel::event::{Event, KernelEvent};
+    use mmmodel::ghost::{Ghost, LoopVerdict, Pid, SleepDecision, Summary};
+    use mmmodel::kernel::sched::{loop_summary, Sched, TimerModel};
+    use mmmodel::platform::{Atomic, Loom, Platform};
+    use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+    use std::sync::Arc;
+
+    /// The recorder, optionally blind to finished peers (the loop-repeat test before the fix).
+    struct Blind(Recorder<()>, bool);
+    impl Ghost for Blind {
+        const ENABLED: bool = true;
+        type Proto = ();
+        fn emit(&self, pid: Pid, ev: Event<()>) {
+            self.0.emit(pid, ev)
+        }
+        fn loop_head(&self, pid: Pid, s: Summary) -> LoopVerdict {
+            self.0.loop_head(pid, s)
+        }
+        fn others_finished(&self, pid: Pid) -> bool {
+            !self.1 && self.0.others_finished(pid)
+        }
+        fn untimed_sleep(&self, pid: Pid) -> SleepDecision {
+            self.0.untimed_sleep(pid)
+        }
+        fn woken(&self, pid: Pid) {
+            self.0.woken(pid)
+        }
+        fn task_exit(&self, pid: Pid) -> u32 {
+            self.0.task_exit(pid)
+        }
+        fn aborted(&self) -> bool {
+            self.0.aborted()
+        }
+        fn mutation_reached(&self, pid: Pid) {
+            Ghost::mutation_reached(&self.0, pid)
+        }
+    }
+    type P = Loom<Blind>;
+
+    // (executions, executions with a `LOOPS FOREVER`)
+    let run = |blind: bool| {
+        let _serial = common::loom_serial();
+        let seen = Arc::new((AtomicUsize::new(0), AtomicUsize::new(0)));
+        let s2 = Arc::clone(&seen);
+        loom::model::Builder::new().check(move || {
+            let ghost = Arc::new(Blind(Recorder::new(2, Bounds { step_bound: 8 }), blind));
+            let sched = Arc::new(Sched::<P>::new(2, TimerModel::Never, Arc::clone(&ghost)));
+            let x = Arc::new(<P as Platform>::AtomicU32::new(1));
+            let (s0, x0) = (Arc::clone(&sched), Arc::clone(&x));
+            let a = P::spawn("writer".into(), move || {
+                let cur = s0.enter(0);
+                Atomic::store(&*x0, 0, Relaxed);
+                cur.exit();
+            });
+            let s1 = Arc::clone(&sched);
+            let b = P::spawn("spinner".into(), move || {
+                let cur = s1.enter(1);
+                // Through the platform's trait, as the models' generic code reads.
+                while Atomic::load(&*x, Relaxed) == 1 {
+                    if !cur.loop_head(loop_summary(0, 1, 0)) {
+                        break;
+                    }
+                }
+                cur.exit();
+            });
+            P::join_all(vec![a, b]);
+            let livelock =
+                ghost.0.take_events().iter().any(|(_, e)| matches!(e, Event::Kernel(KernelEvent::Livelock { .. })));
+            s2.0.fetch_add(1, Relaxed);
+            s2.1.fetch_add(livelock as usize, Relaxed);
+        });
+        (seen.0.load(Relaxed), seen.1.load(Relaxed))
+    };
+    let (fixed, fixed_livelocks) = run(false);
+    assert!(fixed > 1, "loom explored {fixed} execution(s)");
+    assert_eq!(fixed_livelocks, 0, "a livelock that rests on a stale read, in {fixed} executions");
+    let (blind, blind_livelocks) = run(true);
+    println!("with the catch-up: {fixed} executions, {fixed_livelocks} livelocks; without: {blind} executions, {blind_livelocks} livelocks");
+    assert!(blind_livelocks > 0, "without the catch-up, loom must report the stale-read livelock ({blind} executions)");
+}

@@ -81,6 +81,13 @@ pub trait Ghost: Send + Sync + 'static {
     #[inline(always)]
     fn checkpoint(&self, _pid: Pid, _summary: Summary) {}
 
+    /// Every task but `pid` has finished (the case in which a repeating loop of `pid` is a
+    /// livelock). Read by platforms whose loads may return a superseded value
+    /// ([`crate::platform::Platform::STALE_READS`]) before every loop head.
+    fn others_finished(&self, _pid: Pid) -> bool {
+        false
+    }
+
     /// `pid` is about to sleep with no timer (timer model `never`).
     fn untimed_sleep(&self, pid: Pid) -> SleepDecision;
 

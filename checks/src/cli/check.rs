@@ -122,20 +122,43 @@ pub fn cmd_check(
         }
         // The engine the token was made by: the one --engine names, or else the scenario's,
         // or else the token's own (a stateful token for a loom scenario, say).
-        let engines_of = |sc: &mmcheck::scenario::Scenario| match engine {
-            Some(e) => mmcheck::check::engines_named(sc, e),
-            None => {
-                let mut es = sc.engines.clone();
-                if let Some(own) = t.engine_name() {
-                    for e in mmcheck::check::engines_named(sc, own) {
-                        // (Once each: the scenario's own engine would replay twice.)
-                        if !es.contains(&e) {
-                            es.push(e);
+        let engines_of = |sc: &mmcheck::scenario::Scenario| {
+            let mut es = match engine {
+                Some(e) => mmcheck::check::engines_named(sc, e),
+                None => {
+                    let mut es = sc.engines.clone();
+                    if let Some(own) = t.engine_name() {
+                        for e in mmcheck::check::engines_named(sc, own) {
+                            // (Once each: the scenario's own engine would replay twice.)
+                            if !es.contains(&e) {
+                                es.push(e);
+                            }
+                        }
+                    }
+                    es
+                }
+            };
+            // The stateful engine's memory model: the one --memory names; without it, the
+            // file's, or else the other one (a token made under `--memory lkmm` replays with
+            // the command line the run printed, which does not repeat the flag).
+            let mut other = Vec::new();
+            for e in &mut es {
+                if let mmcheck::engine::Engine::Stateful { memory: m, max_states } = e {
+                    match memory {
+                        Some(want) => *m = want,
+                        None => {
+                            let flip = if *m == Memory::Sc { Memory::Lkmm } else { Memory::Sc };
+                            other.push(mmcheck::engine::Engine::Stateful { memory: flip, max_states: *max_states });
                         }
                     }
                 }
-                es
             }
+            for e in other {
+                if !es.contains(&e) {
+                    es.push(e);
+                }
+            }
+            es
         };
         // A file with `variants` is one scenario per variant: the token fits one of them (its
         // fingerprint covers the variant), which is the one replayed.

@@ -24,8 +24,9 @@ pub fn cmd_litmus(paths: Vec<PathBuf>, json: bool, memory: &str) -> Done {
     if let Ok(name) = std::env::var("MMCHECK_LKMM_DEFECT") {
         let Some(d) = mmmodel::platform::stateful::lkmm::Defect::named(&name) else {
             return Err(CliError::Usage(format!(
-                "MMCHECK_LKMM_DEFECT: unknown defect \"{}\"; expected mb-is-local or release-carries-nothing",
-                escape_control(&name)
+                "MMCHECK_LKMM_DEFECT: unknown defect \"{}\"; expected {}",
+                escape_control(&name),
+                mmmodel::platform::stateful::lkmm::Defect::NAMES
             )));
         };
         mmmodel::platform::stateful::lkmm::Defect::seed(Some(d));

@@ -95,6 +95,9 @@ impl<P: Platform> Sched<P> {
     pub fn enter(&self, pid: Pid) -> Current<'_, P> {
         let task = &self.tasks[pid];
         let _ = task.thread.set(P::current());
+        if P::STALE_READS && P::Ghost::ENABLED {
+            P::fresh_reads(false);
+        }
         Current { sched: self, task }
     }
 
@@ -137,6 +140,11 @@ impl<'a, P: Platform> Current<'a, P> {
     pub fn loop_head(&self, summary: Summary) -> bool {
         if !P::Ghost::ENABLED {
             return true;
+        }
+        if P::STALE_READS && self.sched.ghost.others_finished(self.task.pid) {
+            // Every other task has finished: from now on this task's loads read the newest
+            // stores (see `Platform::STALE_READS`).
+            P::fresh_reads(true);
         }
         match self.sched.ghost.loop_head(self.task.pid, summary) {
             LoopVerdict::Continue => true,

@@ -9,7 +9,83 @@ use core::time::Duration;
 use super::{Join, Platform, RawSpinLock};
 use crate::ghost::Ghost;
 
-super::atomics_for!(loom::sync::atomic);
+loom_atomics!();
+
+loom::thread_local! {
+    /// This loom thread's loads read the newest store ([`Platform::fresh_reads`]).
+    static FRESH: core::cell::Cell<bool> = core::cell::Cell::new(false);
+}
+
+/// Whether the calling loom thread reads fresh (see [`Platform::fresh_reads`]).
+#[inline]
+fn fresh() -> bool {
+    FRESH.with(|f| f.get())
+}
+
+/// The atomic traits for loom's atomics, as [`super::atomics_for`] does for the others, but
+/// for the load: once the thread reads fresh, a load is a read-modify-write that changes
+/// nothing (`fetch_or` of zero, with the load's ordering), which under C11 reads the newest
+/// store in modification order.
+macro_rules! loom_atomics {
+    () => {
+        loom_atomic!(loom::sync::atomic::AtomicBool, bool, false);
+        loom_atomic_int!(loom::sync::atomic::AtomicI32, i32);
+        loom_atomic_int!(loom::sync::atomic::AtomicU32, u32);
+        loom_atomic_int!(loom::sync::atomic::AtomicU64, u64);
+    };
+}
+use loom_atomics;
+
+macro_rules! loom_atomic {
+    ($inner:ty, $t:ty, $zero:expr) => {
+        impl super::Atomic<$t> for $inner {
+            fn new(v: $t) -> Self {
+                <$inner>::new(v)
+            }
+            fn load(&self, order: Ordering) -> $t {
+                if fresh() {
+                    <$inner>::fetch_or(self, $zero, order)
+                } else {
+                    <$inner>::load(self, order)
+                }
+            }
+            fn store(&self, v: $t, order: Ordering) {
+                <$inner>::store(self, v, order)
+            }
+            fn swap(&self, v: $t, order: Ordering) -> $t {
+                <$inner>::swap(self, v, order)
+            }
+            fn compare_exchange(&self, current: $t, new: $t, success: Ordering, failure: Ordering) -> Result<$t, $t> {
+                <$inner>::compare_exchange(self, current, new, success, failure)
+            }
+        }
+    };
+}
+use loom_atomic;
+
+macro_rules! loom_atomic_int {
+    ($inner:ty, $t:ty) => {
+        loom_atomic!($inner, $t, 0);
+        impl super::AtomicInt<$t> for $inner {
+            fn fetch_add(&self, v: $t, order: Ordering) -> $t {
+                <$inner>::fetch_add(self, v, order)
+            }
+            fn fetch_sub(&self, v: $t, order: Ordering) -> $t {
+                <$inner>::fetch_sub(self, v, order)
+            }
+            fn fetch_or(&self, v: $t, order: Ordering) -> $t {
+                <$inner>::fetch_or(self, v, order)
+            }
+            fn fetch_and(&self, v: $t, order: Ordering) -> $t {
+                <$inner>::fetch_and(self, v, order)
+            }
+            fn fetch_xor(&self, v: $t, order: Ordering) -> $t {
+                <$inner>::fetch_xor(self, v, order)
+            }
+        }
+    };
+}
+use loom_atomic_int;
 
 /// Loom, with the checker's ghost `G`.
 pub struct Loom<G: Ghost>(PhantomData<fn() -> G>);
@@ -105,6 +181,7 @@ impl Join for loom::thread::JoinHandle<()> {
 
 impl<G: Ghost> Platform for Loom<G> {
     const NAME: &'static str = "loom";
+    const STALE_READS: bool = true;
     type Ghost = G;
     type AtomicBool = loom::sync::atomic::AtomicBool;
     type AtomicI32 = loom::sync::atomic::AtomicI32;
@@ -135,5 +212,8 @@ impl<G: Ghost> Platform for Loom<G> {
     }
     fn yield_now() {
         loom::thread::yield_now()
+    }
+    fn fresh_reads(on: bool) {
+        FRESH.with(|f| f.set(on))
     }
 }

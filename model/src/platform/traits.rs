@@ -120,6 +120,12 @@ pub trait Platform: Sized + Send + Sync + 'static {
     /// Runs on real threads (no explorer): roles start together behind a barrier, since
     /// nothing else would make them overlap.
     const REAL_THREADS: bool = false;
+    /// A load may return a value that a later store has superseded, for as long as the
+    /// explorer likes (loom's C11 model). A machine makes every store visible to every CPU in
+    /// finite time, so a loop that repeats only by reading stale values is no livelock: on such
+    /// a platform, once every other task has finished, a looping task's loads read the newest
+    /// stores ([`Self::fresh_reads`], switched on by `Current::loop_head`).
+    const STALE_READS: bool = false;
     /// The checker hooks of this platform instance.
     type Ghost: Ghost;
 
@@ -153,6 +159,11 @@ pub trait Platform: Sized + Send + Sync + 'static {
     fn unpark(thread: &Self::Thread);
     /// `cond_resched()` / a spin-loop hint: lets the explorer run someone else.
     fn yield_now();
+    /// From now on (`true`) the calling task's loads read the newest store of their location,
+    /// as a read-modify-write does; `false` at the start of every task. Only platforms with
+    /// [`Self::STALE_READS`] act on it.
+    #[inline(always)]
+    fn fresh_reads(_on: bool) {}
     /// The calling thread's time on a CPU so far, in nanoseconds, where the platform runs on
     /// real threads and can tell (`None` under the explorers).
     fn thread_cpu_ns() -> Option<u64> {

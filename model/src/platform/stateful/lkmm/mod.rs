@@ -72,6 +72,8 @@ pub(super) struct Task {
     /// What an unpark of this task released (taken by its next park).
     pub(super) token: View,
     pub(super) live: bool,
+    /// Waiting to join other tasks (left out of message collection until it has).
+    pub(super) joining: bool,
 }
 
 impl Task {
@@ -164,16 +166,24 @@ pub enum Defect {
     /// A release store carries only the writer's earlier stores' ordering of `smp_wmb()`,
     /// not the writer's whole view: message passing through release/acquire breaks.
     ReleaseCarriesNothing = 2,
+    /// Message collection keeps only what the *most* advanced live task can read: a message
+    /// that a slower task could still read is dropped, so stale reads that the LKMM allows
+    /// (store buffering without barriers) disappear.
+    CollectDropsReadable = 3,
 }
 
 static DEFECT: core::sync::atomic::AtomicU8 = core::sync::atomic::AtomicU8::new(0);
 
 impl Defect {
-    /// The defect of a name (`mb-is-local`, `release-carries-nothing`).
+    /// Every defect's name.
+    pub const NAMES: &'static str = "mb-is-local, release-carries-nothing or collect-drops-readable";
+    /// The defect of a name (`mb-is-local`, `release-carries-nothing`,
+    /// `collect-drops-readable`).
     pub fn named(name: &str) -> Option<Defect> {
         match name {
             "mb-is-local" => Some(Defect::MbIsLocal),
             "release-carries-nothing" => Some(Defect::ReleaseCarriesNothing),
+            "collect-drops-readable" => Some(Defect::CollectDropsReadable),
             _ => None,
         }
     }
@@ -240,10 +250,34 @@ impl Memory {
         self.tasks[t].live = false;
     }
 
-    /// `t` joined the finished task `u`: everything that reached `u` has reached `t`.
+    /// `t` waits to join tasks (it reads and writes nothing until it has joined them all):
+    /// message collection leaves it out, as it leaves out a finished task.
+    pub fn join_begin(&mut self, t: usize) {
+        self.tasks[t].joining = true;
+    }
+
+    /// Whether `t` waits to join tasks.
+    pub fn joining(&self, t: usize) -> bool {
+        self.tasks[t].joining
+    }
+
+    /// `t` has joined the tasks it waited for: it takes part in message collection again.
+    pub fn join_end(&mut self, t: usize) {
+        self.tasks[t].joining = false;
+    }
+
+    /// `t` joined the finished task `u`: everything that reached `u` has reached `t`, and
+    /// `t`'s later reads and stores are bounded as `u`'s were. (The second part is what makes
+    /// leaving a joining task out of message collection sound: every message collection
+    /// dropped while `t` waited was below some live task's bounds, and `t` has joined every
+    /// task it waited for; see [`Self::collect`].)
     pub fn join(&mut self, t: usize, u: usize) {
         let v = self.tasks[u].reached().joined(&self.tasks[u].own);
+        let (rd, wr) = (self.tasks[u].rd.joined(&self.tasks[u].coh), self.tasks[u].wr.joined(&self.tasks[u].coh));
         self.acquire(t, &v);
+        let k = &mut self.tasks[t];
+        k.rd.join(&rd);
+        k.wr.join(&wr);
     }
 
     /// `t` unparks `u`: the wake-up releases what has reached `t` (the scheduler's
@@ -483,18 +517,18 @@ impl Memory {
     // ------------------------------------------------------------------ finite states
 
     /// Drop the messages no live task can read or store before any more, and round every view
-    /// entry below the first kept message up to it.
+    /// entry below the first kept message up to it. A task waiting to join others is left out:
+    /// it accesses nothing until it has joined every task it waits for, and the join raises
+    /// its bounds to theirs ([`Self::join`]), which only grow; so a message dropped while it
+    /// waited lay below the bounds of a task it will have joined (or, with none of them live,
+    /// below the last store, which the task that made it has in its coherence view).
     pub fn collect(&mut self) {
+        let wrong = Defect::CollectDropsReadable.on();
         for x in 0..self.locs.len() {
             let last = self.last_rank(x);
-            let k = self
-                .tasks
-                .iter()
-                .filter(|k| k.live)
-                .map(|k| k.lb_read(x).min(k.lb_write(x)))
-                .min()
-                .unwrap_or(last)
-                .min(last);
+            let bounds = self.tasks.iter().filter(|k| k.live && !k.joining).map(|k| k.lb_read(x).min(k.lb_write(x)));
+            // (Seeded defect: the most advanced task's bound, not the least advanced one's.)
+            let k = if wrong { bounds.max() } else { bounds.min() }.unwrap_or(last).min(last);
             if k == 0 {
                 continue;
             }

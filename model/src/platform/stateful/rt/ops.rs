@@ -342,10 +342,18 @@ pub(crate) fn join(u: TaskId, epoch: u32) {
     // SAFETY: as in `obj_load`.
     unsafe {
         assert!(u < (&mut *rt).tasks.len() && u != t, "stateful runtime: join of task {u} by task {t}");
+        // Inside `join_all` the caller is already waiting for the whole set.
+        let whole = (*rt).lkmm && (&*rt).lk.mem.joining(t);
+        if (*rt).lkmm && !whole {
+            (&mut *rt).lk.mem.join_begin(t);
+        }
         yield_point(rt, t, Op::Join(u));
         if (*rt).lkmm {
             let _off = arena::off();
             (&mut *rt).lk.mem.join(t, u);
+            if !whole {
+                (&mut *rt).lk.mem.join_end(t);
+            }
         }
     }
 }
@@ -362,8 +370,17 @@ pub(crate) fn join_all(tasks: &[(TaskId, u32)]) {
     // SAFETY: as in `obj_load`.
     unsafe {
         if (*rt).sym.images.is_empty() || (*rt).sym.join_in_order {
+            // Under `lkmm` the caller waits for all of them as one join (message collection
+            // leaves it out until the last one).
+            let lkmm = (*rt).lkmm;
+            if lkmm {
+                (&mut *rt).lk.mem.join_begin(t);
+            }
             for &(u, epoch) in tasks {
                 join(u, epoch);
+            }
+            if lkmm {
+                (&mut *rt).lk.mem.join_end(t);
             }
             return;
         }
