@@ -256,6 +256,7 @@ pub fn page(r: &Report, verbose: bool, docs: Option<&str>) -> Option<String> {
                         p.lasso { "A lasso: the rows under the yellow band repeat for ever." }
                     }
                 }
+                p #scroll-note hidden { }
                 div.layout {
                     div.diagram tabindex="0" { div.heads aria-hidden="true" { (PreEscaped(heads)) } (PreEscaped(drawing)) }
                     aside #panel {
