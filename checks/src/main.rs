@@ -49,6 +49,11 @@ enum Cmd {
         /// Print counterexamples of matching violation scenarios too (not only mismatches).
         #[arg(long)]
         traces: bool,
+        /// The wide table: every column on one line (expected verdict, executions, states,
+        /// seconds) and the coverage counts on one line, whatever their length. The default
+        /// table fits 120 columns.
+        #[arg(long)]
+        wide: bool,
         /// Run with this engine instead of the scenario's: loom, shuttle-pct, shuttle-random,
         /// shuttle-dfs, stateful, or all (a cross-check: loom, both randomised shuttle
         /// schedulers and stateful must agree).
@@ -186,6 +191,7 @@ fn main() -> ExitCode {
             replay,
             verbose,
             traces,
+            wide,
             engine,
             check_online,
             no_reduce,
@@ -205,7 +211,7 @@ fn main() -> ExitCode {
                         json,
                         replay,
                         verbose,
-                        traces,
+                        (traces, wide),
                         engine,
                         (check_online, no_reduce, memory, workers, c.as_ref().map(|c| Arc::clone(&c.cluster))),
                         &out,
