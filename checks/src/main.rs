@@ -86,7 +86,6 @@ enum Cmd {
         #[arg(long, value_name = "FILE")]
         svg: Option<PathBuf>,
     },
-    /// For each model, invariants x variants: holds or violated, with the evidence, built by
     /// Run litmus tests in the kernel's C format (tools/memory-model/litmus-tests) on the
     /// stateful platform under the kernel's memory model, and compare each outcome (Always,
     /// Sometimes, Never) with the file's `Result:` line.
@@ -101,6 +100,7 @@ enum Cmd {
         #[arg(long, value_name = "MODEL", default_value = "lkmm")]
         memory: String,
     },
+    /// For each model, invariants x variants: holds or violated, with the evidence, built by
     /// checking the shipped scenarios (default: scenarios/, without mutants/ and heavy/).
     Matrix {
         /// Only this model (kswapd-stall, compaction or reclaim-throttle).
@@ -108,6 +108,7 @@ enum Cmd {
         model: Option<String>,
         /// Scenario files or folders to build the matrix from.
         paths: Vec<PathBuf>,
+        /// One JSON object per matrix instead of the tables.
         #[arg(long)]
         json: bool,
         /// Also write the matrices, every scenario and a page per violation as HTML into DIR.
