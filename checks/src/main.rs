@@ -49,6 +49,11 @@ enum Cmd {
         /// Print counterexamples of matching violation scenarios too (not only mismatches).
         #[arg(long)]
         traces: bool,
+        /// The wide table: every column on one line (expected verdict, executions, states,
+        /// seconds) and the coverage counts on one line, whatever their length. The default
+        /// table fits 120 columns.
+        #[arg(long)]
+        wide: bool,
         /// Run with this engine instead of the scenario's: loom, shuttle-pct, shuttle-random,
         /// shuttle-dfs, stateful, or all (a cross-check: loom, both randomised shuttle
         /// schedulers and stateful must agree).
@@ -81,7 +86,6 @@ enum Cmd {
         #[arg(long, value_name = "FILE")]
         svg: Option<PathBuf>,
     },
-    /// For each model, invariants x variants: holds or violated, with the evidence, built by
     /// Run litmus tests in the kernel's C format (tools/memory-model/litmus-tests) on the
     /// stateful platform under the kernel's memory model, and compare each outcome (Always,
     /// Sometimes, Never) with the file's `Result:` line.
@@ -96,6 +100,7 @@ enum Cmd {
         #[arg(long, value_name = "MODEL", default_value = "lkmm")]
         memory: String,
     },
+    /// For each model, invariants x variants: holds or violated, with the evidence, built by
     /// checking the shipped scenarios (default: scenarios/, without mutants/ and heavy/).
     Matrix {
         /// Only this model (kswapd-stall, compaction or reclaim-throttle).
@@ -103,6 +108,7 @@ enum Cmd {
         model: Option<String>,
         /// Scenario files or folders to build the matrix from.
         paths: Vec<PathBuf>,
+        /// One JSON object per matrix instead of the tables.
         #[arg(long)]
         json: bool,
         /// Also write the matrices, every scenario and a page per violation as HTML into DIR.
@@ -186,6 +192,7 @@ fn main() -> ExitCode {
             replay,
             verbose,
             traces,
+            wide,
             engine,
             check_online,
             no_reduce,
@@ -205,7 +212,7 @@ fn main() -> ExitCode {
                         json,
                         replay,
                         verbose,
-                        traces,
+                        (traces, wide),
                         engine,
                         (check_online, no_reduce, memory, workers, c.as_ref().map(|c| Arc::clone(&c.cluster))),
                         &out,

@@ -33,6 +33,8 @@ struct Inner<E> {
     times: Vec<Instant>,
     /// Tasks that have finished.
     finished: u32,
+    /// Each task that finished, with the number of events recorded before it did (in order).
+    exits: Vec<(Pid, usize)>,
     /// Tasks asleep with no timer and not yet woken.
     sleeping: u32,
     aborted: bool,
@@ -59,6 +61,7 @@ impl<E> Recorder<E> {
             events: Vec::new(),
             times: Vec::new(),
             finished: 0,
+            exits: Vec::new(),
             sleeping: 0,
             aborted: false,
             steps: vec![0; tasks],
@@ -102,6 +105,11 @@ impl<E> Recorder<E> {
     /// Take the events (at the end of an execution).
     pub fn take_events(&self) -> Vec<(Pid, Event<E>)> {
         std::mem::take(&mut self.lock().events)
+    }
+
+    /// Take the tasks that finished, each with the number of events recorded before it did.
+    pub fn take_exits(&self) -> Vec<(Pid, usize)> {
+        std::mem::take(&mut self.lock().exits)
     }
 
     /// Whether the seeded mutation's code ran in this execution.
@@ -184,6 +192,8 @@ impl<E: Send + 'static> Ghost for Recorder<E> {
     fn task_exit(&self, pid: Pid) -> u32 {
         let mut g = self.lock();
         g.finished |= 1 << pid;
+        let n = g.events.len();
+        g.exits.push((pid, n));
         self.settle(&mut g)
     }
 

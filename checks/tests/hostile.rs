@@ -728,8 +728,8 @@ fn a_loom_token_replayed_under_another_engine_is_refused_naming_both() {
 
 // ---------------------------------------------------------------- the table
 
-/// The table's columns are sized to its rows: a scenario name over 40 characters and a
-/// variant+mutation over 22 do not shift the columns after them.
+/// The wide table's (`--wide`) columns are sized to its rows: a scenario name over 40
+/// characters and a variant+mutation over 22 do not shift the columns after them.
 #[test]
 fn the_tables_columns_line_up_whatever_the_lengths_of_names_and_variants() {
     let t = TempDir::new("table-widths");
@@ -739,7 +739,7 @@ fn the_tables_columns_line_up_whatever_the_lengths_of_names_and_variants() {
         VIOLATION.replace("variant = \"fatal-fix\"", &format!("name = \"{long}\"\nvariant = \"fatal-fix\"")),
     );
     t.file("t/b.toml", LOOM_PASS);
-    let o = mmcheck(t.path(), ["check", "t"]);
+    let o = mmcheck(t.path(), ["check", "t", "--wide"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     let out = text(&o.stdout);
     let mut lines = out.lines();
@@ -754,6 +754,82 @@ fn the_tables_columns_line_up_whatever_the_lengths_of_names_and_variants() {
         for (row, cell) in rows.iter().zip(cells) {
             assert!(row.get(at..).is_some_and(|r| r.starts_with(cell)), "column {col} at {at}:\n{header}\n{row}");
         }
+    }
+}
+
+/// The default table fits 120 columns (issue 37, row 7; it was 356-362 wide): its columns
+/// sized to their contents (`reclaim-throttle` shifts nothing), a name too long for its column
+/// on a line of its own, the numbers and the folded coverage counts under the row, a
+/// mismatch's expectation in the last column. `--wide` has every column on one line, and the
+/// coverage counts too. `selftest --list` fits 120 columns, its descriptions folded.
+#[test]
+fn the_default_table_fits_120_columns_and_wide_has_every_column() {
+    let t = TempDir::new("table-120");
+    let long = "a-scenario-name-much-longer-than-forty-characters-to-shift-columns";
+    t.file(
+        "t/a.toml",
+        VIOLATION.replace("variant = \"fatal-fix\"", &format!("name = \"{long}\"\nvariant = \"fatal-fix\"")),
+    );
+    t.file("t/b.toml", LOOM_PASS);
+    // A reclaim-throttle file (the model name over 12 characters) that fails its expectation.
+    let throttle = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios/reclaim-throttle/v5.16-rc1-kcompactd-drain-none.toml"),
+    )
+    .unwrap();
+    let c = throttle.replace("verdict = \"violation\"\ninvariant = \"no-soft-lockup\"", "verdict = \"pass\"");
+    assert_ne!(c, throttle);
+    t.file("t/c.toml", c);
+    let o = mmcheck(t.path(), ["check", "t"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    let all = text(&o.stdout);
+    // The table: up to the first empty line (the mismatch's race diagram follows).
+    let out = all.split("\n\n").next().unwrap().to_string();
+    assert!(out.lines().count() >= 9, "{all}");
+    for l in out.lines() {
+        assert!(l.chars().count() <= 120, "a line of {} characters:\n{l}\n{out}", l.chars().count());
+    }
+    let header = out.lines().next().unwrap();
+    let rows: Vec<&str> = out.lines().filter(|l| l.ends_with(" ok") || l.ends_with(" MISMATCH")).collect();
+    assert_eq!(rows.len(), 3, "{out}");
+    for (col, cells) in [
+        ("model", ["compaction", "compaction", "reclaim-throttle"]),
+        ("verdict", ["violation(", "pass", "violation(no-soft-lockup)"]),
+        ("ok?", ["ok", "ok", "MISMATCH"]),
+    ] {
+        let at = header.find(col).unwrap_or_else(|| panic!("no {col} in {header}"));
+        for (row, cell) in rows.iter().zip(cells) {
+            assert!(
+                row.get(at..).is_some_and(|r| r.starts_with(cell)),
+                "column {col} at {at}:\n{header}\n{row}\n{out}"
+            );
+        }
+    }
+    assert!(out.lines().any(|l| l == long), "the long name on a line of its own:\n{out}");
+    assert!(out.contains("seeded mutation sync-sets-contended; "), "{out}");
+    assert!(out.contains("\n    expected pass; "), "a mismatch's expectation under its row: {out}");
+    // Every coverage count is there, folded.
+    let wide = text(&mmcheck(t.path(), ["check", "t", "--wide"]).stdout);
+    let counts = |s: &str| s.split_whitespace().filter(|w| w.contains('=')).count();
+    assert_eq!(counts(&out), counts(&wide), "{out}\n{wide}");
+    // --wide: the expected column and every coverage count of a row on one line.
+    assert!(wide.lines().next().unwrap().contains("expected"), "{wide}");
+    assert!(wide.lines().any(|l| l.chars().count() > 120 && l.trim_start().starts_with("coverage:")), "{wide}");
+
+    let o = mmcheck(t.path(), ["selftest", "--list"]);
+    let list = text(&o.stdout);
+    assert!(list.lines().count() > 30, "{list}");
+    for l in list.lines() {
+        assert!(l.chars().count() <= 120, "selftest --list: a line of {}:\n{l}", l.chars().count());
+    }
+    let o = mmcheck(t.path(), ["selftest", "--list", "--json"]);
+    for v in json_lines(&o.stdout, "selftest --list --json") {
+        // The description, folded, is all there (its words in order, from the mutant's line on).
+        let name = v["name"].as_str().unwrap();
+        let from = list.lines().position(|l| l.starts_with(&format!("{name} "))).unwrap();
+        let joined = list.lines().skip(from).take(6).collect::<Vec<_>>().join(" ");
+        let joined = joined.split_whitespace().collect::<Vec<_>>().join(" ");
+        let want = v["description"].as_str().unwrap().split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(joined.contains(&want), "{name}: {want}\n{joined}");
     }
 }
 

@@ -144,6 +144,100 @@ fn the_soft_lockup_shows_who_runs_on_the_cpu_and_who_waits() {
     assert_eq!(value(&snaps[0], "cpu0 runs").as_deref(), Some("nobody"));
 }
 
+const KCOMPACTD: &str = "scenarios/reclaim-throttle/v5.16-rc1-kcompactd-drain-none.toml";
+
+/// The value of `obj` in group `group` of a panel snapshot.
+fn panel_value(snap: &[html::state::Entry], group: &str, obj: &str) -> Option<String> {
+    snap.iter().find(|e| e.group == group && e.object == obj).map(|e| e.value.clone())
+}
+
+/// The panel's task states follow the rows (issue 37, row 8): a task whose code returned is
+/// "finished", never "running"; kswapd after "kswapd0 goes to sleep" is on its kswapd_wait and
+/// asleep there once its code ends; a task that sleeps in wait_for_completion() is asleep, not
+/// "not asleep yet"; a task in a CPU's waiting list says it waits for that CPU.
+#[test]
+fn the_panels_task_states_follow_the_rows() {
+    // Complete executions (loom, shuttle; a stateful pass runs on to its end): every task
+    // that finished is listed once, and at the end none is shown running.
+    for rel in [
+        LOST_WAKEUP,
+        FATAL_LOOP,
+        "scenarios/kswapd-stall/directcongest-v1-lost-wakeup-never.toml",
+        "scenarios/kswapd-stall/directcongest-v1-direct-stall-after-clear.toml",
+        "scenarios/kswapd-stall/waitqueue-v1-4kswapd-stateful.toml",
+    ] {
+        let r = report(rel);
+        let f = r.runs[r.shown.unwrap()].outcome.found.as_ref().unwrap();
+        assert!(f.cycle_from.is_none(), "{rel}: not a lasso");
+        let comms = r.scenario.spec.comms();
+        let mut exited: Vec<usize> = f.exits.iter().map(|(p, _)| *p).collect();
+        exited.sort();
+        assert_eq!(exited, (0..comms.len()).collect::<Vec<_>>(), "{rel}: every task finished once: {:?}", f.exits);
+        let snaps = html::state::replay(&r).unwrap();
+        for &(p, n) in &f.exits {
+            let t = format!("T{p} {}", comms[p]);
+            for (i, snap) in snaps.iter().enumerate().skip(n) {
+                let v = panel_value(snap, "tasks", &t).unwrap();
+                assert!(!v.starts_with("running"), "{rel}: {t} finished after {n} events, shown {v:?} at step {i}");
+            }
+        }
+        // kswapd goes to sleep: from that row on it is on its pgdat's kswapd_wait.
+        if let Some(events) = f.trace.events::<reclaim::Event>() {
+            for (i, (p, e)) in events.iter().enumerate() {
+                if let Event::Proto(reclaim::Event::KswapdSleep { node }) = e {
+                    let v = panel_value(&snaps[i + 1], "tasks", &format!("T{p} {}", comms[*p])).unwrap();
+                    // (In the harness's run-out after an endless sleep it stays asleep for ever.)
+                    let ok = v.contains(&format!("pgdat[{node}]->kswapd_wait")) || v.starts_with("asleep for ever");
+                    assert!(ok, "{rel} #{i}: {v:?}");
+                }
+            }
+        }
+    }
+    // The writer of the lost wake-up finishes early; kswapd0 ends asleep on its queue.
+    let r = report(LOST_WAKEUP);
+    let last = html::state::replay(&r).unwrap().pop().unwrap();
+    assert_eq!(panel_value(&last, "tasks", "T2 writer").as_deref(), Some("finished"));
+    assert!(panel_value(&last, "tasks", "T0 kswapd0").unwrap().starts_with("asleep on pgdat[0]->kswapd_wait"));
+
+    // T1's soft lockup (a lasso): the isolator asleep in wait_for_completion() after its row;
+    // at every step, whoever waits for a CPU says so, and whoever the CPU runs runs on it.
+    let r = report(KCOMPACTD);
+    let f = r.runs[r.shown.unwrap()].outcome.found.as_ref().unwrap();
+    let comms = r.scenario.spec.comms();
+    let snaps = html::state::replay(&r).unwrap();
+    let events = f.trace.events::<mmmodel::throttle::Event>().unwrap();
+    let mut flush_waits = 0;
+    for (i, (p, e)) in events.iter().enumerate() {
+        if let Event::Proto(mmmodel::throttle::Event::FlushWaits { .. }) = e {
+            let v = panel_value(&snaps[i + 1], "tasks", &format!("T{p} {}", comms[*p])).unwrap();
+            assert!(v.starts_with("asleep in wait_for_completion()"), "#{i}: {v:?}");
+            flush_waits += 1;
+        }
+    }
+    assert!(flush_waits > 0);
+    let mut waited = 0;
+    for (i, snap) in snaps.iter().enumerate() {
+        for e in snap.iter().filter(|e| e.group == "cpus") {
+            let cpu = e.object.split_whitespace().next().unwrap();
+            let tasks: Vec<&str> = e.value.split(", ").filter(|t| *t != "nobody").collect();
+            for t in tasks {
+                let v = panel_value(snap, "tasks", t).unwrap();
+                if e.object.ends_with("waiting") {
+                    assert!(v.contains(&format!("waits for {cpu}")), "step {i}: {t} in {} but {v:?}", e.object);
+                    waited += 1;
+                } else {
+                    // (It may be on its way to sleep, still holding the CPU.)
+                    assert!(
+                        !v.contains("waits for") && !v.starts_with("finished"),
+                        "step {i}: {t} runs on {cpu}: {v:?}"
+                    );
+                }
+            }
+        }
+    }
+    assert!(waited > 0, "the kworker waits for cpu0");
+}
+
 #[test]
 fn the_replayed_state_is_the_models_final_state() {
     // Real-thread executions (any interleaving the machine gives): the panel's replay of
@@ -346,6 +440,11 @@ fn chromium() -> Option<PathBuf> {
 /// Load `url` headless; return the DOM after the page's script ran, and every console
 /// message.
 fn browse(chrome: &Path, url: &str, screenshot: Option<&Path>) -> (String, Vec<String>) {
+    browse_at(chrome, url, screenshot, None)
+}
+
+/// [`browse`] in a window `size` wide and high (`"1500,1000"`; the screenshot's size if none).
+fn browse_at(chrome: &Path, url: &str, screenshot: Option<&Path>, size: Option<&str>) -> (String, Vec<String>) {
     static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let profile = scratch(&format!("profile-{}", N.fetch_add(1, std::sync::atomic::Ordering::Relaxed)));
     let mut cmd = Command::new(chrome);
@@ -364,9 +463,14 @@ fn browse(chrome: &Path, url: &str, screenshot: Option<&Path>) -> (String, Vec<S
     cmd.arg(format!("--user-data-dir={}", profile.display()));
     match screenshot {
         Some(p) => {
-            cmd.arg("--window-size=1500,1000").arg("--hide-scrollbars").arg(format!("--screenshot={}", p.display()));
+            cmd.arg(format!("--window-size={}", size.unwrap_or("1500,1000")))
+                .arg("--hide-scrollbars")
+                .arg(format!("--screenshot={}", p.display()));
         }
         None => {
+            if let Some(size) = size {
+                cmd.arg(format!("--window-size={size}"));
+            }
             cmd.arg("--dump-dom");
         }
     }
@@ -456,6 +560,24 @@ fn pages_work_in_headless_chromium() {
         let last = snaps.last().unwrap().iter().map(|e| (e.object.clone(), e.value.clone())).collect::<Vec<_>>();
         assert_eq!(panel(&dom), last, "{name}: the final state");
     }
+    // Lanes (issue 37, row 8): in a 1500-pixel window the three lanes of T1's soft lockup
+    // are all in view (they were clipped at the third); in a narrow one the page says the
+    // drawing scrolls sideways and how many lanes are in view.
+    let r = report(KCOMPACTD);
+    let files = html::site(&dir, "mmcheck check", std::slice::from_ref(&r), &[], false);
+    html::write_all("--html", &dir, &files).unwrap();
+    let (name, _) = files.iter().find(|(n, _)| n != "index.html").unwrap();
+    let url = format!("file://{}", dir.join(name).display());
+    let (dom, console) = browse_at(&chrome, &url, None, Some("1500,1000"));
+    assert!(console.is_empty(), "{console:?}");
+    assert_eq!(attr(&dom, "<body", "data-lanes-in-view").as_deref(), Some("3 of 3"), "1500 px");
+    assert!(attr(&dom, "<p id=\"scroll-note\"", "hidden").is_some(), "no note when every lane is in view");
+    let (dom, _) = browse_at(&chrome, &url, None, Some("900,800"));
+    let seen = attr(&dom, "<body", "data-lanes-in-view").unwrap();
+    assert!(seen.ends_with(" of 3") && seen != "3 of 3", "900 px: {seen}");
+    assert!(attr(&dom, "<p id=\"scroll-note\"", "hidden").is_none(), "900 px: the note is shown");
+    assert!(dom.contains(&format!("{seen} lanes are in view; scroll the drawing sideways")), "900 px");
+
     // Screenshots render (a non-empty PNG).
     let png = dir.join("shot.png");
     let (_, console) = browse(&chrome, &format!("file://{}", dir.join(&files[0].0).display()), Some(&png));

@@ -23,7 +23,7 @@ pub fn cmd_check(
     json: bool,
     replay: Option<String>,
     verbose: bool,
-    traces: bool,
+    (traces, wide): (bool, bool),
     engine: Option<String>,
     (check_online, no_reduce, memory, workers, cluster): (bool, bool, Option<String>, u16, Option<Arc<Cluster>>),
     out: &HtmlOut,
@@ -261,13 +261,18 @@ pub fn cmd_check(
             }
             emit_json(&j)?;
         } else {
-            let mut row = format!("{}\n{}", table_row(&r, &widths), coverage_line(&r));
+            let mut row = if wide {
+                format!("{}\n{}", table_row(&r, &widths), coverage_line(&r))
+            } else {
+                format!("{}\n{}", narrow_row(&r, &widths), numbers_and_coverage(&r))
+            };
             if let Some(note) = &r.note {
                 // A verdict that needs saying beside it (a violation only loom's weak memory shows).
                 row.push_str(&format!("\n    note: {note}"));
             }
             if std::mem::take(&mut header) {
-                row = format!("{}\n{row}", table_header(&widths));
+                let head = if wide { table_header(&widths) } else { narrow_header(&widths) };
+                row = format!("{head}\n{row}");
             }
             match &bar {
                 Some(b) => b.suspend(|| emit(&row))?,
@@ -313,8 +318,23 @@ pub fn cmd_check(
 /// its mutation), and verdict and expectation (the longest `violation(<invariant>)`).
 struct Widths {
     name: usize,
+    model: usize,
+    /// The variant alone (the default table), and with its mutation (`--wide`).
     variant: usize,
+    variant_full: usize,
     verdict: usize,
+}
+
+/// The default table's width, and the width its coverage lines are folded to.
+pub const TABLE_COLS: usize = 120;
+
+impl Widths {
+    /// The default table's scenario column: what the other columns leave of [`TABLE_COLS`]
+    /// (at least 20); a longer name has a line of its own, the row's cells on the next.
+    fn narrow_name(&self) -> usize {
+        let rest = self.model + 1 + self.variant + 1 + 16 + 1 + self.verdict + 1 + "MISMATCH".len();
+        self.name.min(TABLE_COLS.saturating_sub(rest + 1).max(20))
+    }
 }
 
 fn variant_label(sc: &Scenario) -> String {
@@ -326,10 +346,12 @@ fn variant_label(sc: &Scenario) -> String {
 
 fn widths(scenarios: &[Scenario]) -> Widths {
     let width = |s: &str| s.chars().count();
-    let mut w = Widths { name: 24, variant: 14, verdict: 12 };
+    let mut w = Widths { name: 8, model: 5, variant: 7, variant_full: 7, verdict: 7 };
     for sc in scenarios {
         w.name = w.name.max(width(&escape_control(&sc.name)));
-        w.variant = w.variant.max(width(&variant_label(sc)));
+        w.model = w.model.max(width(sc.model().name()));
+        w.variant = w.variant.max(width(sc.spec.variant()));
+        w.variant_full = w.variant_full.max(width(&variant_label(sc)));
         for inv in sc.model().invariants() {
             w.verdict = w.verdict.max(width(&format!("violation({})", inv.id)));
         }
@@ -337,9 +359,85 @@ fn widths(scenarios: &[Scenario]) -> Widths {
     w
 }
 
+/// The default table's header: scenario, model, variant, engine, verdict, ok?.
+fn narrow_header(w: &Widths) -> String {
+    format!(
+        "{:<nw$} {:<mw$} {:<vw$} {:<16} {:<dw$} ok?",
+        "scenario",
+        "model",
+        "variant",
+        "engine",
+        "verdict",
+        nw = w.narrow_name(),
+        mw = w.model,
+        vw = w.variant,
+        dw = w.verdict
+    )
+}
+
+/// A row of the default table: `ok`, or `MISMATCH: expected ...` in the last column.
+fn narrow_row(r: &Report, w: &Widths) -> String {
+    let sc = &r.scenario;
+    let name = escape_control(&sc.name);
+    let nw = w.narrow_name();
+    let ok = if r.matched { "ok" } else { "MISMATCH" };
+    let cells = format!(
+        "{:<mw$} {:<vw$} {:<16} {:<dw$} {ok}",
+        sc.model().name(),
+        sc.spec.variant(),
+        engine_label(r),
+        r.verdict.label(),
+        mw = w.model,
+        vw = w.variant,
+        dw = w.verdict
+    );
+    if name.chars().count() > nw {
+        format!("{name}\n{:nw$} {cells}", "")
+    } else {
+        format!("{name:<nw$} {cells}")
+    }
+}
+
+/// The default table's lines under a row: executions, states, seconds, then the coverage
+/// counts folded to [`TABLE_COLS`].
+fn numbers_and_coverage(r: &Report) -> String {
+    let states = r.stateful().map_or(String::new(), |s| format!(", {} states", s.states));
+    let mutation = r.scenario.spec.mutation().map_or(String::new(), |m| format!("seeded mutation {m}; "));
+    let expected = if r.matched { String::new() } else { format!("expected {}; ", r.expected_label()) };
+    let mut out = format!("    {expected}{mutation}{} executions{states}, {:.2} s\n", r.executions(), r.seconds());
+    out.push_str(&fold(&coverage_line(r), TABLE_COLS, "      "));
+    out
+}
+
+/// `line` folded at spaces into lines of at most `cols` characters, each continuation
+/// starting with `indent` (a word longer than a line stays whole; the spacing of what fits is
+/// kept, so columns stay aligned).
+pub fn fold(line: &str, cols: usize, indent: &str) -> String {
+    let mut out = String::new();
+    let mut cur = line.to_string();
+    let mut min = 0;
+    loop {
+        let chars: Vec<char> = cur.chars().collect();
+        if chars.len() <= cols {
+            out.push_str(&cur);
+            return out;
+        }
+        let Some(i) = (min + 1..=cols).rev().find(|&i| chars[i] == ' ') else {
+            out.push_str(&cur);
+            return out;
+        };
+        let head: String = chars[..i].iter().collect();
+        let rest: String = chars[i..].iter().collect();
+        out.push_str(head.trim_end());
+        out.push('\n');
+        cur = format!("{indent}{}", rest.trim_start());
+        min = indent.chars().count();
+    }
+}
+
 fn table_header(w: &Widths) -> String {
     format!(
-        "{:<nw$} {:<12} {:<vw$} {:<16} {:>11} {:>10} {:>8}  {:<dw$} {:<dw$} {}",
+        "{:<nw$} {:<mw$} {:<vw$} {:<16} {:>11} {:>10} {:>8}  {:<dw$} {:<dw$} {}",
         "scenario",
         "model",
         "variant",
@@ -351,16 +449,16 @@ fn table_header(w: &Widths) -> String {
         "expected",
         "ok?",
         nw = w.name,
-        vw = w.variant,
+        mw = w.model,
+        vw = w.variant_full,
         dw = w.verdict
     )
 }
 
-fn table_row(r: &Report, w: &Widths) -> String {
-    let sc = &r.scenario;
-    let variant = variant_label(sc);
-    // What the verdict covers: the engine with its bound, and its memory model.
-    let engine = if r.runs.len() > 1 {
+/// What the verdict covers: the engine with its bound and reductions, and its memory model
+/// (the tags are in docs/scenarios.md, "The table").
+fn engine_label(r: &Report) -> String {
+    if r.runs.len() > 1 {
         "all c11+sc".to_string()
     } else {
         r.runs.first().map_or("-".to_string(), |run| {
@@ -379,9 +477,16 @@ fn table_row(r: &Report, w: &Widths) -> String {
             };
             format!("{}{reduced} {}", run.outcome.engine.short(), run.outcome.engine.memory_model())
         })
-    };
+    }
+}
+
+/// A row of the wide table (`--wide`): every column on one line.
+fn table_row(r: &Report, w: &Widths) -> String {
+    let sc = &r.scenario;
+    let variant = variant_label(sc);
+    let engine = engine_label(r);
     format!(
-        "{:<nw$} {:<12} {:<vw$} {:<16} {:>11} {:>10} {:>8.2}  {:<dw$} {:<dw$} {}",
+        "{:<nw$} {:<mw$} {:<vw$} {:<16} {:>11} {:>10} {:>8.2}  {:<dw$} {:<dw$} {}",
         escape_control(&sc.name),
         sc.model().name(),
         variant,
@@ -393,7 +498,8 @@ fn table_row(r: &Report, w: &Widths) -> String {
         r.expected_label(),
         if r.matched { "ok" } else { "MISMATCH" },
         nw = w.name,
-        vw = w.variant,
+        mw = w.model,
+        vw = w.variant_full,
         dw = w.verdict
     )
 }

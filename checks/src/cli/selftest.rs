@@ -11,18 +11,26 @@ use super::output::{emit, emit_json, progress_bar, CliError, Done};
 
 pub fn cmd_selftest(reg: &Registry, list: bool, dir: Option<PathBuf>, json: bool) -> Done {
     if list {
+        // Columns sized to their contents; the description folded to fit 120 columns, its
+        // continuation lines under its first.
+        let all: Vec<_> = reg.models().iter().flat_map(|model| model.mutations()).collect();
+        let w = |f: &dyn Fn(&mmcheck::spec::MutationInfo) -> usize, head: &str| {
+            all.iter().map(f).max().unwrap_or(0).max(head.len())
+        };
+        let (nw, mw, tw) =
+            (w(&|m| m.name.len(), "mutant"), w(&|m| m.model.len(), "model"), w(&|m| m.targets.len(), "caught by"));
         if !json {
-            emit(format_args!("{:<32} {:<13} {:<22} what it changes", "mutant", "model", "caught by"))?;
+            emit(format_args!("{:<nw$} {:<mw$} {:<tw$} what it changes", "mutant", "model", "caught by"))?;
         }
-        for model in reg.models() {
-            for m in model.mutations() {
-                if json {
-                    emit_json(&serde_json::json!({
-                        "name": m.name, "model": m.model, "targets": m.targets, "description": m.description,
-                    }))?;
-                } else {
-                    emit(format_args!("{:<32} {:<13} {:<22} {}", m.name, m.model, m.targets, m.description))?;
-                }
+        let indent = " ".repeat(nw + mw + tw + 3);
+        for m in &all {
+            if json {
+                emit_json(&serde_json::json!({
+                    "name": m.name, "model": m.model, "targets": m.targets, "description": m.description,
+                }))?;
+            } else {
+                let line = format!("{:<nw$} {:<mw$} {:<tw$} {}", m.name, m.model, m.targets, m.description);
+                emit(super::check::fold(&line, super::check::TABLE_COLS, &indent))?;
             }
         }
         return Ok(true);

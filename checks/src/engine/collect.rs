@@ -120,6 +120,7 @@ impl<M: Checked> Collector<M> {
         &self,
         index: u64,
         trace: Trace,
+        exits: Vec<(Pid, usize)>,
         violations: Vec<Violation>,
         cov: BTreeMap<&'static str, u64>,
         mutation_reached: bool,
@@ -147,6 +148,7 @@ impl<M: Checked> Collector<M> {
                     violations,
                     mutation_reached,
                     cycle_from: None,
+                    exits,
                 });
                 s.stop = true;
             }
@@ -173,6 +175,7 @@ impl<M: Checked> Collector<M> {
                     violations,
                     mutation_reached,
                     cycle_from: None,
+                    exits,
                 });
                 s.found_is_target = is_target;
                 s.last_improved = s.executions;
@@ -230,7 +233,7 @@ pub(crate) fn execute_one<M: Checked, P: PlatformFor<M::Event, Ghost = Recorder<
     if c.opts.check_online {
         c.online_agreement(index, monitor::online::agree(&exec, &spec.invariants));
     }
-    c.finish(index, Trace::new(events), violations, cov, rec.mutation_reached());
+    c.finish(index, Trace::new(events), rec.take_exits(), violations, cov, rec.mutation_reached());
 }
 
 /// A readable message from a panic payload.
@@ -295,7 +298,7 @@ pub(crate) fn settle_panic<M: Checked>(
                 trace.len().checked_sub(1),
                 format!("the execution did not end: {} ({msg})", engine.name()),
             );
-            c.finish(index, trace, vec![v], BTreeMap::new(), false);
+            c.finish(index, trace, Vec::new(), vec![v], BTreeMap::new(), false);
             return c.outcome(engine, false, None);
         }
     }

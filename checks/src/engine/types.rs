@@ -11,6 +11,7 @@ pub use super::names::EngineName;
 use super::stateful::cluster::Cluster;
 use crate::monitor::Violation;
 use crate::trace::Trace;
+use mmmodel::ghost::Pid;
 
 /// Which explorer, with its parameters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -299,6 +300,10 @@ pub struct Found {
     pub mutation_reached: bool,
     /// A lasso: the events from this index on are the part that repeats for ever.
     pub cycle_from: Option<usize>,
+    /// The tasks that finished within the trace, each with the number of trace events before
+    /// it did (the HTML state panel's "finished"). A task not listed had not finished where
+    /// the trace ends (a lasso, a deadlock, an explorer's step limit).
+    pub exits: Vec<(Pid, usize)>,
 }
 
 impl Found {

@@ -238,7 +238,7 @@ pub fn page(r: &Report, verbose: bool, docs: Option<&str>) -> Option<String> {
                                 "violated "
                                 @match (docs, invariant_anchor(model, v.invariant)) {
                                     (Some(d), Some(a)) => { a href={ (d) "#" (a) } { code { (v.invariant) } } }
-                                    (None, Some(a)) => { code { (v.invariant) } " (docs/invariants.md#" (a) ")" }
+                                    (None, Some(a)) => { code { (v.invariant) } " (the scenario file is outside an mmcheck checkout: see docs/invariants.md#" (a) " in the repository)" }
                                     _ => { code { (v.invariant) } }
                                 }
                                 @if let Some(at) = v.at { " at " a.goto href={ "#step=e" (at) } data-event=(at) { "#" (at) } }
@@ -256,6 +256,7 @@ pub fn page(r: &Report, verbose: bool, docs: Option<&str>) -> Option<String> {
                         p.lasso { "A lasso: the rows under the yellow band repeat for ever." }
                     }
                 }
+                p #scroll-note hidden { }
                 div.layout {
                     div.diagram tabindex="0" { div.heads aria-hidden="true" { (PreEscaped(heads)) } (PreEscaped(drawing)) }
                     aside #panel {

@@ -52,6 +52,12 @@
       var box = document.querySelector(".diagram");
       var rb = row.getBoundingClientRect(), bb = box.getBoundingClientRect();
       if (rb.top < bb.top + 8 || rb.bottom > bb.bottom - 8) box.scrollTop += rb.top - bb.top - bb.height / 3;
+      // And sideways, so that the row's own cell is in view when the lanes do not all fit.
+      var c = row.querySelector("rect.cell");
+      if (c) {
+        var cb = c.getBoundingClientRect();
+        if (cb.right > bb.right - 8 || cb.left < bb.left + 8) box.scrollLeft += cb.left - bb.left - 60;
+      }
     }
     if (history.replaceState) history.replaceState(null, "", "#step=" + k);
   }
@@ -88,6 +94,32 @@
   });
   // The drawing's box ends at the bottom of the window, so that a row scrolled into it is seen.
   var box = document.querySelector(".diagram");
+  // Lanes: the drawing is scaled down (to 3/4 at most) to fit its box; if it is still wider,
+  // the note above it says that it scrolls sideways and how many lanes are in view.
+  var drawing = box.querySelector("svg.swimlanes");
+  var note = document.getElementById("scroll-note");
+  function fit() {
+    var full = Number(drawing.getAttribute("width"));
+    var avail = box.clientWidth - 12;
+    var scale = Math.max(0.75, Math.min(1, avail / full));
+    Array.prototype.forEach.call(box.querySelectorAll("svg"), function (s) {
+      s.style.width = Number(s.getAttribute("width")) * scale + "px";
+      s.style.height = Number(s.getAttribute("height")) * scale + "px";
+    });
+    var right = box.getBoundingClientRect().left + box.clientWidth;
+    var lanes = drawing.querySelectorAll("g.lane rect");
+    var seen = 0;
+    Array.prototype.forEach.call(lanes, function (r) {
+      if (r.getBoundingClientRect().right - box.scrollLeft <= right + 0.5) seen++;
+    });
+    document.body.setAttribute("data-scale", scale.toFixed(2));
+    document.body.setAttribute("data-lanes-in-view", seen + " of " + lanes.length);
+    note.hidden = seen === lanes.length;
+    note.textContent = "The drawing is wider than its box: " + seen + " of " + lanes.length +
+      " lanes are in view; scroll the drawing sideways (Shift and the mouse wheel) for the others, or widen the window.";
+  }
+  fit();
+  window.addEventListener("resize", fit);
   box.style.maxHeight = Math.max(320, window.innerHeight - box.getBoundingClientRect().top - 12) + "px";
   // The lane heads stay in view once the drawing's own heads have scrolled away.
   box.addEventListener("scroll", function () { box.classList.toggle("scrolled", box.scrollTop > 90); });

@@ -41,16 +41,35 @@ fn task(comms: &[String], p: Pid) -> String {
     }
 }
 
-/// What a task is doing, as far as the kernel primitives tell.
+/// What a task is doing, as far as the kernel primitives and the model's own events tell.
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum TaskState {
+pub enum TaskState {
     Running,
     /// `prepare_to_wait()` set its state: it is on the queue, not yet asleep.
     Queued(&'static str),
     /// In `io_schedule_timeout(timeout)`.
     Asleep(u64),
+    /// In `schedule()` with no timer; what it waits for (`wait_for_completion()` in
+    /// `flush_work(cpu0)`, a kworker with no work, `lock_buffer()`).
+    AsleepUntimed(String),
     Woken,
     TimedOut(u64),
+    /// Runnable and waiting for its CPU (under `preempt = "none"`); `woken`: it was woken
+    /// from a sleep just before.
+    WaitsForCpu {
+        cpu: u8,
+        woken: bool,
+    },
+    /// Running on its CPU (under `preempt = "none"`, on a CPU it shares).
+    OnCpu(u8),
+    /// kswapd in `kswapd_try_to_sleep()`: on `pgdat[node]->kswapd_wait`, the node's checks of
+    /// `prepare_kswapd_sleep()` still to run.
+    KswapdWait(i32),
+    /// The task's code ended while it was asleep on `.0` (the model ends a task there: kswapd
+    /// asleep on its queue, an idle kworker); nothing in the run wakes it.
+    EndedAsleep(String),
+    /// The task's code returned.
+    Finished,
     /// Nobody is left to wake it: the kernel task sleeps for ever (the harness runs it on).
     Forever,
     Looping(usize),
@@ -58,16 +77,45 @@ enum TaskState {
 }
 
 impl TaskState {
-    fn text(&self) -> String {
+    pub fn text(&self) -> String {
         match self {
             TaskState::Running => "running".into(),
             TaskState::Queued(wq) => format!("on {wq}, state set, not asleep yet"),
             TaskState::Asleep(t) => format!("asleep in io_schedule_timeout({t})"),
+            TaskState::AsleepUntimed(what) => format!("asleep in {what}"),
             TaskState::Woken => "running (woken)".into(),
             TaskState::TimedOut(j) => format!("running (timer expired after {j} jiffies)"),
+            TaskState::WaitsForCpu { cpu, woken: true } => format!("woken, runnable, waits for cpu{cpu}"),
+            TaskState::WaitsForCpu { cpu, woken: false } => format!("runnable, waits for cpu{cpu}"),
+            TaskState::OnCpu(cpu) => format!("running on cpu{cpu}"),
+            TaskState::KswapdWait(n) => {
+                format!("on pgdat[{n}]->kswapd_wait (kswapd_try_to_sleep), not asleep yet")
+            }
+            TaskState::EndedAsleep(what) => format!("asleep {what} (its code in the model ends here)"),
+            TaskState::Finished => "finished".into(),
             TaskState::Forever => "asleep for ever (the kernel task never runs again)".into(),
             TaskState::Looping(p) => format!("loops for ever (period {p})"),
             TaskState::StepBound(s) => format!("stopped by the step bound ({s} steps)"),
+        }
+    }
+
+    /// The state once the task's code has returned.
+    fn ended(&self) -> TaskState {
+        match self {
+            TaskState::KswapdWait(n) => TaskState::EndedAsleep(format!("on pgdat[{n}]->kswapd_wait")),
+            TaskState::AsleepUntimed(what) => TaskState::EndedAsleep(format!("in {what}")),
+            // What the checker made of it stays: the harness's run-out is not the kernel's.
+            TaskState::Forever | TaskState::Looping(_) | TaskState::StepBound(_) => self.clone(),
+            _ => TaskState::Finished,
+        }
+    }
+}
+
+fn set(tasks: &mut [TaskState], p: Pid, s: TaskState) {
+    if let Some(t) = tasks.get_mut(p) {
+        // A task the harness runs on after its endless sleep stays asleep in the kernel.
+        if *t != TaskState::Forever {
+            *t = s;
         }
     }
 }
@@ -114,15 +162,25 @@ impl KernelState {
         KernelState { comms: comms.to_vec(), locks, queues, tasks: vec![TaskState::Running; comms.len()] }
     }
 
+    /// Set `pid`'s state (a model's own event: a sleep the kernel primitives do not show, a
+    /// CPU waited for).
+    pub fn set_task(&mut self, pid: Pid, s: TaskState) {
+        set(&mut self.tasks, pid, s);
+    }
+
+    /// `pid`'s code returned.
+    pub fn exit(&mut self, pid: Pid) {
+        if let Some(t) = self.tasks.get_mut(pid) {
+            *t = t.ended();
+        }
+    }
+
+    /// `pid`'s state.
+    pub fn task_state(&self, pid: Pid) -> Option<&TaskState> {
+        self.tasks.get(pid)
+    }
+
     pub fn step(&mut self, pid: Pid, ev: &KernelEvent) {
-        let set = |tasks: &mut Vec<TaskState>, p: Pid, s: TaskState| {
-            if let Some(t) = tasks.get_mut(p) {
-                // A task the harness runs on after its endless sleep stays asleep in the kernel.
-                if *t != TaskState::Forever {
-                    *t = s;
-                }
-            }
-        };
         match *ev {
             KernelEvent::LockAcquired { lock, .. } => {
                 self.locks.insert(lock, Some(pid));
@@ -511,6 +569,25 @@ impl ThrottlePanel {
     }
 }
 
+/// What a reclaim-throttle event says of its task's state that the kernel primitives do not:
+/// a sleep in `schedule()` with no timer (no `Schedule` event, its caller says what it waits
+/// for), a CPU waited for and then run on.
+fn throttle_task_state(ev: &throttle::Event, now: Option<&TaskState>) -> Option<TaskState> {
+    use mmmodel::kernel::cpu::CpuEvent;
+    use throttle::Event as T;
+    Some(match *ev {
+        T::FlushWaits { cpu } => TaskState::AsleepUntimed(format!("wait_for_completion(), flush_work(cpu{cpu})")),
+        T::WorkerIdle => TaskState::AsleepUntimed("worker_thread(), no work".into()),
+        T::BufferWait => TaskState::AsleepUntimed("lock_buffer(), the buffer locked".into()),
+        T::Cpu(CpuEvent::Wait { cpu }) => TaskState::WaitsForCpu {
+            cpu,
+            woken: matches!(now, Some(TaskState::Woken | TaskState::TimedOut(_) | TaskState::AsleepUntimed(_))),
+        },
+        T::Cpu(CpuEvent::Run { cpu }) => TaskState::OnCpu(cpu),
+        _ => return None,
+    })
+}
+
 /// A model's own state, if the model is one of the shipped ones.
 enum ModelState {
     Reclaim(ReclaimState),
@@ -548,6 +625,15 @@ pub fn replay(report: &Report) -> Option<Vec<Vec<Entry>>> {
         k.entries(&mut out);
         out
     };
+    // The tasks that finished, by the number of events before they did.
+    let mut exits = f.exits.iter().peekable();
+    let mut exit_upto = |k: &mut KernelState, n: usize| {
+        while let Some(&&(p, _)) = exits.peek().filter(|(_, at)| *at <= n) {
+            k.exit(p);
+            exits.next();
+        }
+    };
+    exit_upto(&mut k, 0);
     let mut snaps = vec![snapshot(&k, &model)];
     let reclaim_events = f.trace.events::<reclaim::Event>();
     let compaction_events = f.trace.events::<compaction::Event>();
@@ -560,6 +646,9 @@ pub fn replay(report: &Report) -> Option<Vec<Vec<Entry>>> {
             ModelState::Reclaim(r) => {
                 if let Some((_, Event::Proto(e))) = reclaim_events.and_then(|v| v.get(i)) {
                     r.step(e);
+                    if let reclaim::Event::KswapdSleep { node } = *e {
+                        k.set_task(*pid, TaskState::KswapdWait(node));
+                    }
                 }
             }
             ModelState::Compaction(c) => {
@@ -570,10 +659,15 @@ pub fn replay(report: &Report) -> Option<Vec<Vec<Entry>>> {
             ModelState::Throttle(t) => {
                 if let Some((_, Event::Proto(e))) = throttle_events.and_then(|v| v.get(i)) {
                     t.step(*pid, e);
+                    let now = k.task_state(*pid).cloned();
+                    if let Some(s) = throttle_task_state(e, now.as_ref()) {
+                        k.set_task(*pid, s);
+                    }
                 }
             }
             ModelState::Other => {}
         }
+        exit_upto(&mut k, i + 1);
         snaps.push(snapshot(&k, &model));
     }
     Some(snaps)

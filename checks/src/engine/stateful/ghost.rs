@@ -82,6 +82,8 @@ struct Inner<M: Checked> {
     mutation_reached: bool,
     loops: Vec<u32>,
     record: Option<Vec<(Pid, Event<M::Event>)>>,
+    /// With recording on: each task that finished, with the number of events recorded before.
+    exits: Vec<(Pid, usize)>,
     /// Partial-order reduction: what the transition being explored did to the ghost (its
     /// events, and [`TOUCH_SLEEPERS`] / [`TOUCH_WOKEN`]), kept only in [`Mode::Explore`].
     por: bool,
@@ -147,6 +149,7 @@ impl<M: Checked> StatefulGhost<M> {
             mutation_reached: false,
             loops: vec![0; tasks],
             record: None,
+            exits: Vec::new(),
             por: false,
             step_events: Vec::new(),
             step_touch: 0,
@@ -171,6 +174,7 @@ impl<M: Checked> StatefulGhost<M> {
         g.mutation_reached = false;
         g.loops.iter_mut().for_each(|l| *l = 0);
         g.record = record.then(Vec::new);
+        g.exits.clear();
         g.step_events.clear();
         g.step_touch = 0;
     }
@@ -324,6 +328,11 @@ impl<M: Checked> StatefulGhost<M> {
         self.lock().record.take().unwrap_or_default()
     }
 
+    /// With recording on: the tasks that finished, each with the events recorded before it.
+    pub fn take_exits(&self) -> Vec<(Pid, usize)> {
+        std::mem::take(&mut self.lock().exits)
+    }
+
     fn all(&self) -> u32 {
         if self.tasks >= 32 {
             u32::MAX
@@ -433,6 +442,9 @@ impl<M: Checked> Ghost for StatefulGhost<M> {
         let mut g = self.lock();
         g.step_touch |= TOUCH_SLEEPERS;
         g.finished |= 1 << pid;
+        if let Some(n) = g.record.as_ref().map(Vec::len) {
+            g.exits.push((pid, n));
+        }
         let unpark = self.settle(&mut g);
         stateful::observe_pids(unpark);
         unpark

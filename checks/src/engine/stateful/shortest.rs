@@ -195,5 +195,6 @@ pub(super) fn report<M: Checked>(
         violations,
         mutation_reached: r.mutation_reached,
         cycle_from: r.cycle_from,
+        exits: r.exits,
     }
 }

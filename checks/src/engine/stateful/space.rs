@@ -8,6 +8,7 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
+use mmmodel::ghost::Pid;
 use mmmodel::kernel::sched::Start;
 use mmmodel::model::{run, Named};
 use mmmodel::platform::stateful;
@@ -206,6 +207,7 @@ pub(super) struct Recorded {
     pub mutation_reached: bool,
     pub cycle_from: Option<usize>,
     pub deadlock: bool,
+    pub exits: Vec<(Pid, usize)>,
 }
 
 impl<M: Checked> Runner<M> {
@@ -282,6 +284,7 @@ impl<M: Checked> Runner<M> {
         };
         let (end, fin) = self.execute(Mode::Replay, true, &mut chooser);
         let mut events = self.ghost.take_record();
+        let mut exits = self.ghost.take_exits();
         let mutation_reached = self.ghost.mutation_reached();
         let violations = match (&fin, cycle) {
             (Some(fin), None) => {
@@ -291,7 +294,10 @@ impl<M: Checked> Runner<M> {
             _ => Vec::new(),
         };
         if cycle.is_some() {
-            events.truncate(schedule_end.unwrap_or(events.len()));
+            let end = schedule_end.unwrap_or(events.len());
+            events.truncate(end);
+            // A task that ended only in the harness's run-out after the lasso did not finish.
+            exits.retain(|&(_, n)| n < end);
         }
         // The coverage of the events shown (a replay's coverage line counts this one
         // execution, as loom's and shuttle's count the executions they replayed).
@@ -312,6 +318,7 @@ impl<M: Checked> Runner<M> {
             mutation_reached,
             cycle_from,
             deadlock: matches!(end, RunEnd::Deadlock { .. }),
+            exits,
         }
     }
 }
