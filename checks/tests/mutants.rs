@@ -11,7 +11,9 @@ mod common;
 use mmcheck::check::{check, RunOptions};
 
 /// Left out for time: each took over a second (`mmcheck check --json`, 2 cores), together
-/// 34 of the default set's 50 seconds. A file with `variants` is named `FILE@VARIANT`.
+/// 33 of the default set's 50 seconds. A file with `variants` is named `FILE@VARIANT`.
+/// (`nofs-abba-none.toml@nofs-headroom`, 1.3 s, is kept: it alone catches wait queues whose
+/// locks are not queued; docs/mutants.md.)
 const SLOW: &[&str] = &[
     "compaction/fatal-fix-pct-large.toml",
     "compaction/finishcontend-v3-pct-large-other-invariants.toml",
@@ -24,7 +26,6 @@ const SLOW: &[&str] = &[
     "kswapd-stall/recheck-direct-reclaim-bdi.toml",
     "kswapd-stall/waitqueue-v1-direct-stall-after-clear.toml",
     "kswapd-stall/directcongest-v1-congestion-lost-wakeup.toml",
-    "reclaim-throttle/nofs-abba-none.toml@nofs-headroom",
 ];
 
 #[test]
