@@ -14,6 +14,8 @@
 //!   not yet woken nor timed out), and of wakers that crossed the threshold and owe a wake;
 //! * `throttled-count`: `nr_writeback_throttled` as last reported, and the mask of tasks on
 //!   the WRITEBACK queue;
+//! * `isolated-wakes-all`: the mask of tasks asleep on `reclaim_wait[ISOLATED]`, and of tasks
+//!   whose `too_many_isolated()` found not too many and that owe `wake_throttle_isolated()`;
 //! * the derived coverage: the reason each throttled task waits for and whether its condition
 //!   cleared while it slept (`slept-full-timeout`), and who runs on each CPU (`cpu-contended`).
 //!
@@ -24,7 +26,7 @@ use mmmodel::event::{Event as Ev, KernelEvent};
 use mmmodel::ghost::Pid;
 use mmmodel::kernel::cpu::{CpuEvent, MAX_CPUS};
 use mmmodel::model::Named;
-use mmmodel::throttle::event::WQ_WRITEBACK;
+use mmmodel::throttle::event::{WQ_ISOLATED, WQ_WRITEBACK};
 use mmmodel::throttle::{Config, Coverage as C, Event as TE, Invariant, Reason, ReclaimThrottle};
 
 use super::online::{CycleKey, Found};
@@ -67,6 +69,13 @@ impl Checked for ReclaimThrottle {
             statement: "nr_writeback_throttled is never below the number of tasks queued on reclaim_wait[WRITEBACK].",
             exercised_by: &[C::ThrottledWriteback],
             check: |e| by_state(e, Invariant::ThrottledCount),
+        },
+        super::Invariant {
+            id: Invariant::IsolatedWakesAll,
+            statement: "A too_many_isolated() that finds the isolated pages within its limit calls \
+                        wake_throttle_isolated(), which wakes every task asleep on reclaim_wait[ISOLATED].",
+            exercised_by: &[C::IsolatedWake, C::ThrottledIsolated],
+            check: |e| by_state(e, Invariant::IsolatedWakesAll),
         },
     ];
     const PROGRESS: Invariant = Invariant::Progress;
@@ -159,6 +168,11 @@ pub struct ThrottleState {
     owe_wake: u32,
     /// `nr_writeback_throttled` as last reported.
     count: u32,
+    /// Tasks asleep on the ISOLATED queue: queued, neither woken nor timed out.
+    iso_asleep: u32,
+    /// Tasks whose `too_many_isolated()` found not too many and that have not called
+    /// `wake_throttle_isolated()` yet.
+    owe_iso_wake: u32,
     /// The task running on each CPU.
     holder: [u8; MAX_CPUS],
     /// The tasks runnable and waiting for each CPU (between their `Wait` and `Run`).
@@ -176,6 +190,8 @@ impl Default for ThrottleState {
             wb_asleep: 0,
             owe_wake: 0,
             count: 0,
+            iso_asleep: 0,
+            owe_iso_wake: 0,
             holder: [NOBODY; MAX_CPUS],
             waiting: [0; MAX_CPUS],
         }
@@ -210,6 +226,30 @@ impl ThrottleState {
                 )),
             }
         }
+        // A too_many_isolated() that found not too many must call wake_throttle_isolated() at
+        // its next event: a wake of the ISOLATED queue that wakes every sleeper there, or a
+        // skipped wake when waitqueue_active() saw nobody.
+        if self.owe_iso_wake & bit != 0 && !lock_step {
+            self.owe_iso_wake &= !bit;
+            let (missed, what) = match ev {
+                Ev::Kernel(KernelEvent::WakeUp { wq, woken, .. }) if *wq == WQ_ISOLATED => {
+                    (self.iso_asleep & !woken, "the wake leaves")
+                }
+                Ev::Kernel(KernelEvent::WakeSkipped { wq }) if *wq == WQ_ISOLATED => {
+                    (self.iso_asleep, "waitqueue_active() found the queue empty with")
+                }
+                _ => (self.iso_asleep, "nothing wakes reclaim_wait[ISOLATED], which leaves"),
+            };
+            if missed != 0 {
+                out.push((
+                    Invariant::IsolatedWakesAll,
+                    format!(
+                        "too_many_isolated() found not too many, but {what} {} asleep on reclaim_wait[ISOLATED]",
+                        mmmodel::event::pids(missed)
+                    ),
+                ));
+            }
+        }
         match ev {
             Ev::Proto(TE::Throttle { reason, .. }) => {
                 self.in_throttle |= bit;
@@ -240,8 +280,15 @@ impl ThrottleState {
                     self.timed_out |= bit;
                 }
                 self.wb_asleep &= !bit;
+                self.iso_asleep &= !bit;
             }
-            Ev::Kernel(KernelEvent::Woken) => self.wb_asleep &= !bit,
+            Ev::Kernel(KernelEvent::Woken) => {
+                self.wb_asleep &= !bit;
+                self.iso_asleep &= !bit;
+            }
+            Ev::Kernel(KernelEvent::Enqueued { wq }) if *wq == WQ_ISOLATED => self.iso_asleep |= bit,
+            Ev::Kernel(KernelEvent::FinishWait { wq }) if *wq == WQ_ISOLATED => self.iso_asleep &= !bit,
+            Ev::Kernel(KernelEvent::WakeUp { wq, woken, .. }) if *wq == WQ_ISOLATED => self.iso_asleep &= !woken,
             Ev::Kernel(KernelEvent::Enqueued { wq }) if *wq == WQ_WRITEBACK => {
                 self.wb_queued |= bit;
                 self.wb_asleep |= bit;
@@ -259,9 +306,11 @@ impl ThrottleState {
                 self.owe_wake |= bit;
                 self.clear_waiting(Reason::Writeback);
             }
-            Ev::Proto(TE::TooManyIsolated { too_many: false, .. } | TE::Putback { .. }) => {
+            Ev::Proto(TE::TooManyIsolated { too_many: false, .. }) => {
+                self.owe_iso_wake |= bit;
                 self.clear_waiting(Reason::Isolated)
             }
+            Ev::Proto(TE::Putback { .. }) => self.clear_waiting(Reason::Isolated),
             Ev::Proto(TE::ConsiderThrottle { progress: true }) => self.clear_waiting(Reason::Noprogress),
             Ev::Proto(TE::Cpu(CpuEvent::Wait { cpu })) => {
                 let h = self.holder[*cpu as usize];

@@ -11,6 +11,7 @@ use super::sched::{
 };
 use super::spinlock::{spin_lock, spin_unlock, SpinLock};
 use crate::event::{KernelEvent, LockName, Wq};
+use crate::ghost::Ghost;
 use crate::platform::{Atomic, AtomicInt, Platform, SymTag};
 
 pub struct WaitQueueHead<P: Platform> {
@@ -50,13 +51,22 @@ pub fn prepare_to_wait<P: Platform>(cur: &Current<P>, wq: &WaitQueueHead<P>, sta
 
 /// `finish_wait(wq, &wait)`: back to `TASK_RUNNING`; if a waker has not already removed the
 /// entry (`list_empty_careful`), remove it under the lock.
+///
+/// Checker builds assert what the kernel's `list_del_init()` guarantees: the entry is off the
+/// list when `finish_wait()` returns (a stale entry would let a later wake-up on this queue
+/// end an unrelated sleep). Only the task itself queues its entry, so a load that found it
+/// gone stays true; the check reads no atomic of its own, so no exploration changes.
 pub fn finish_wait<P: Platform>(cur: &Current<P>, wq: &WaitQueueHead<P>) {
     __set_current_state(cur, TASK_RUNNING);
     let bit = 1 << cur.pid();
-    if wq.entries.load(Relaxed) & bit != 0 {
+    let mut left = wq.entries.load(Relaxed);
+    if left & bit != 0 {
         spin_lock(cur, &wq.lock);
-        wq.entries.fetch_and(!bit, Relaxed);
+        left = wq.entries.fetch_and(!bit, Relaxed) & !bit;
         spin_unlock(cur, &wq.lock);
+    }
+    if P::Ghost::ENABLED {
+        assert!(left & (1u32 << cur.pid()) == 0, "finish_wait() left task {}'s entry on {}", cur.pid(), wq.name.0);
     }
     cur.emit(KernelEvent::FinishWait { wq: wq.name });
 }
@@ -74,6 +84,15 @@ pub fn __wake_up<P: Platform>(cur: &Current<P>, wq: &WaitQueueHead<P>, mode: u32
             wq.entries.fetch_and(!bit, Relaxed);
             woken |= bit;
         }
+    }
+    // Checker builds: a wake-up wakes only tasks it found queued (a task sleeping on another
+    // queue, or with no entry, is not its to wake).
+    if P::Ghost::ENABLED {
+        assert!(
+            woken & !queued == 0,
+            "__wake_up() on {} woke {woken:#x}, not all of it queued ({queued:#x})",
+            wq.name.0
+        );
     }
     cur.emit(KernelEvent::WakeUp { wq: wq.name, queued, woken, interruptible: mode == TASK_INTERRUPTIBLE });
     spin_unlock(cur, &wq.lock);

@@ -142,6 +142,7 @@ crate::named! {
         ThrottleBounded = "throttle-bounded",
         WritebackWakesAll = "writeback-wakes-all",
         ThrottledCount = "throttled-count",
+        IsolatedWakesAll = "isolated-wakes-all",
     }
 }
 
@@ -153,6 +154,7 @@ crate::named! {
         ThrottleUntilWoken = "throttle-until-woken",
         WakeOneWriteback = "wake-one-writeback",
         DecBeforeSleep = "dec-before-sleep",
+        IsolatedWakesNobody = "isolated-wakes-nobody",
     }
 }
 
@@ -164,6 +166,7 @@ impl Seeded<ReclaimThrottle> for Mutation {
             Mutation::ThrottleUntilWoken => Invariant::ThrottleBounded,
             Mutation::WakeOneWriteback => Invariant::WritebackWakesAll,
             Mutation::DecBeforeSleep => Invariant::ThrottledCount,
+            Mutation::IsolatedWakesNobody => Invariant::IsolatedWakesAll,
         }
     }
     fn description(self) -> &'static str {
@@ -180,6 +183,9 @@ impl Seeded<ReclaimThrottle> for Mutation {
             }
             Mutation::DecBeforeSleep => {
                 "reclaim_throttle() decrements nr_writeback_throttled before it sleeps instead of after finish_wait()."
+            }
+            Mutation::IsolatedWakesNobody => {
+                "wake_throttle_isolated() never wakes reclaim_wait[ISOLATED]: every ISOLATED sleeper sleeps its full HZ/50."
             }
         }
     }
@@ -201,6 +207,18 @@ impl Seeded<ReclaimThrottle> for Mutation {
                 }) =>
             {
                 Err("it changes the WRITEBACK throttle, and no thread of this file throttles on it".into())
+            }
+            Mutation::IsolatedWakesNobody
+                if !has(|r| {
+                    matches!(
+                        r,
+                        Role::DirectReclaimer { batch: 1.., .. }
+                            | Role::Kcompactd { .. }
+                            | Role::Compactor { mode: Mode::SyncLight, .. }
+                    )
+                }) =>
+            {
+                Err("it changes the wake of the ISOLATED throttle, and no thread of this file throttles on it".into())
             }
             _ => Ok(()),
         }

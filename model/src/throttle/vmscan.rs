@@ -157,6 +157,11 @@ impl<P: PlatformFor<Event>> Kernel<P> {
 
     /// `wake_throttle_isolated()`: wake the ISOLATED queue if anybody is on it.
     fn wake_throttle_isolated(&self, cur: &Current<P>) {
+        if self.mutated(cur, Mutation::IsolatedWakesNobody) {
+            // Seeded bug: nobody on the ISOLATED queue is ever woken (as if d818fca1cac3 had
+            // left the wake out): each sleeper there sleeps its full HZ/50.
+            return;
+        }
         let wq = Reason::Isolated.wq(self);
         if waitqueue_active(wq) {
             wake_up(cur, wq);
