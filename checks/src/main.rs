@@ -114,6 +114,11 @@ enum Cmd {
         /// Also write the matrices, every scenario and a page per violation as HTML into DIR.
         #[arg(long, value_name = "DIR")]
         html: Option<PathBuf>,
+        /// Run every stateful exploration under this memory model (sc or lkmm), whatever the
+        /// file says; loom and shuttle keep theirs. Each cell names the memory model of its
+        /// evidence.
+        #[arg(long, value_name = "MODEL")]
+        memory: Option<String>,
     },
     /// Run a scenario on real threads (the std platform, real timeouts), many iterations, and
     /// print the protocol's counters (see docs/performance.md for settings that make the
@@ -224,8 +229,8 @@ fn main() -> ExitCode {
                 }
             }
         }
-        Cmd::Matrix { model, paths, json, html } => {
-            cmd_matrix(&reg, model, paths, json, &HtmlOut { html, svg: None, verbose: false })
+        Cmd::Matrix { model, paths, json, html, memory } => {
+            cmd_matrix(&reg, model, paths, json, memory, &HtmlOut { html, svg: None, verbose: false })
         }
         Cmd::Litmus { paths, json, memory } => cli::litmus::cmd_litmus(paths, json, &memory),
         Cmd::Selftest { list, dir, json } => cmd_selftest(&reg, list, dir, json),

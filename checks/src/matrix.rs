@@ -129,14 +129,20 @@ fn says(r: &Report, inv: &str) -> (Says, Engine) {
 }
 
 /// How good a piece of "holds" evidence is: reached before unexercised; then the stronger
-/// engine for the invariant (for `progress` the stateful engine, which decides it exactly:
-/// fair cycles, no step bound; for the others loom's weak-memory proof); then the larger
-/// exploration.
+/// engine for the invariant (strongest of all the stateful engine under the kernel's memory
+/// model: exhaustive, no bound, weak memory; then for `progress` the stateful engine under
+/// `sc`, which decides it exactly: fair cycles, no step bound; for the others loom's bounded
+/// weak-memory proof); then the larger exploration.
 fn rank(r: &Report, inv: &str, (says, engine): (Says, Engine)) -> (u8, u8, u64) {
     let Says::Holds { reached, size } = says else { return (0, 0, 0) };
     let is_progress = inv == r.scenario.model().progress();
-    let stronger = if is_progress { matches!(engine, Engine::Stateful { .. }) } else { engine.memory_model() == "c11" };
-    (reached as u8, stronger as u8, size)
+    let strength = match (engine, engine.memory_model()) {
+        (Engine::Stateful { .. }, "lkmm") => 2,
+        (Engine::Stateful { .. }, _) if is_progress => 1,
+        (_, "c11") if !is_progress => 1,
+        _ => 0,
+    };
+    (reached as u8, strength, size)
 }
 
 /// Build one model's matrix from scenario reports (mutant scenarios are ignored: they are
@@ -207,7 +213,7 @@ pub fn render(m: &Matrix) -> String {
     let mut s = format!(
         "{} model: invariants x variants, each cell decided over every configuration of its variant that checks \
          the invariant (cell: verdict, executions (stateful: distinct states stored for holds \
-         and unexercised, transitions up to the first violation for VIOLATED), engine, memory model: c11 = loom's C11 subset, sc = sequentially consistent; unexercised: passed, but never \
+         and unexercised, transitions up to the first violation for VIOLATED), engine, memory model: c11 = loom's C11 subset, sc = sequentially consistent, lkmm = the kernel's memory model (stateful, no load buffering); unexercised: passed, but never \
          reached the invariant's situation; +N \
          unproven: N more configurations that check it passed without a complete exhaustive exploration, or \
          stopped at another invariant's violation; the scenarios that decide each cell are listed below the table)\n",

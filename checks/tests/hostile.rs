@@ -1231,3 +1231,30 @@ fn running_out_of_memory_mid_search_is_incomplete_with_the_figures_not_an_abort(
     let o = cmd.args(["check", "b.toml"]).current_dir(t.path()).env("MMCHECK_MEMORY_MIB", "1").output().unwrap();
     refused(&o, "b.toml:18: explore.max_states: 1000000 states need about");
 }
+
+/// Under `--memory lkmm` two compactors that loop keep storing new messages, so one execution
+/// descends through new states for as long as it is let: the time limit must still stop it
+/// (it was checked only on the way back, and this run went past 20 s), with an honest
+/// `incomplete`, never a pass.
+#[test]
+fn a_search_that_only_descends_keeps_its_time_limit() {
+    let root = env!("CARGO_MANIFEST_DIR").to_string() + "/..";
+    let toml = fs::read_to_string(format!(
+        "{root}/scenarios/compaction/fatal-fix-two-compactors-too-many-isolated-stateful.toml"
+    ))
+    .unwrap();
+    assert!(toml.contains("[explore]\n"), "the file has an [explore] table");
+    let d = TempDir::new("descends");
+    let f = d.file("two.toml", toml.replace("[explore]\n", "[explore]\nmax_seconds = 2\n"));
+    let o = mmcheck(
+        d.path(),
+        [OsStr::new("check"), OsStr::new("--json"), OsStr::new("--memory"), OsStr::new("lkmm"), f.as_os_str()],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", text_of(&o));
+    let out = text(&o.stdout);
+    assert!(out.contains("\"verdict\":\"incomplete\"") && out.contains("time limit"), "{out}");
+}
+
+fn text_of(o: &Output) -> String {
+    format!("{}\n{}", text(&o.stdout), text(&o.stderr))
+}

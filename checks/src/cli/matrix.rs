@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use mmcheck::check::{check, Report, RunOptions};
+use mmcheck::engine::Memory;
 use mmcheck::registry::{AnyModel, Registry};
 use mmcheck::scenario::Scenario;
 use mmcheck::term::escape_control;
@@ -10,7 +11,23 @@ use mmcheck::term::escape_control;
 use super::inputs::{default_scenario_paths, load_all};
 use super::output::{emit, emit_json, progress_bar, warn, CliError, Done, HtmlOut};
 
-pub fn cmd_matrix(reg: &Registry, model: Option<String>, paths: Vec<PathBuf>, json: bool, out: &HtmlOut) -> Done {
+pub fn cmd_matrix(
+    reg: &Registry,
+    model: Option<String>,
+    paths: Vec<PathBuf>,
+    json: bool,
+    memory: Option<String>,
+    out: &HtmlOut,
+) -> Done {
+    let memory = match &memory {
+        None => None,
+        Some(m) => Some(Memory::from_name(m).ok_or_else(|| {
+            CliError::Usage(format!(
+                "--memory: unknown memory model \"{}\"; expected one of: sc, lkmm",
+                escape_control(m)
+            ))
+        })?),
+    };
     out.prepare(0)?;
     let mut models: Vec<&'static dyn AnyModel> = match &model {
         None => reg.models().to_vec(),
@@ -42,7 +59,7 @@ pub fn cmd_matrix(reg: &Registry, model: Option<String>, paths: Vec<PathBuf>, js
         models.retain(|m| chosen.iter().any(|s| s.model().name() == m.name()));
     }
     let (bar, progress) = progress_bar(json);
-    let opts = RunOptions { progress, ..RunOptions::default() };
+    let opts = RunOptions { progress, memory, ..RunOptions::default() };
     let reports: Vec<Report> = chosen.iter().map(|s| check(s, &opts)).collect();
     if let Some(b) = bar {
         b.finish_and_clear();

@@ -258,6 +258,9 @@ pub struct ReclaimState {
     pub congested: Vec<bool>,
     /// `nr_wb_congested[BLK_RW_ASYNC]`.
     pub nr_wb_congested: i64,
+    /// Per node, under `lkmm`: a clear took effect and its barrier is still to come (1), and a
+    /// set has come after it since (2): the clear's own report then leaves the flag set.
+    clear_pending: Vec<u8>,
 }
 
 impl ReclaimState {
@@ -267,6 +270,7 @@ impl ReclaimState {
             kswapd_exclusive: NUMA_NO_NODE,
             congested: vec![false; cfg.nr_nodes()],
             nr_wb_congested: bdis as i64,
+            clear_pending: vec![0; cfg.nr_nodes()],
         }
     }
 
@@ -280,8 +284,24 @@ impl ReclaimState {
         match *ev {
             R::CmpxchgWon { node, .. } => self.kswapd_exclusive = node,
             R::Released { node, prev } if node == prev => self.kswapd_exclusive = NUMA_NO_NODE,
-            R::CongestedSet { node } => flag(node, true),
-            R::CongestedCleared { node } => flag(node, false),
+            R::CongestedSet { node } => {
+                flag(node, true);
+                if let Some(p @ 1) = usize::try_from(node).ok().and_then(|n| self.clear_pending.get_mut(n)) {
+                    *p = 2;
+                }
+            }
+            R::CongestedClearStored { node } => {
+                flag(node, false);
+                if let Some(p) = usize::try_from(node).ok().and_then(|n| self.clear_pending.get_mut(n)) {
+                    *p = 1;
+                }
+            }
+            R::CongestedCleared { node } => {
+                let p = usize::try_from(node).ok().and_then(|n| self.clear_pending.get_mut(n)).map(std::mem::take);
+                if p != Some(2) {
+                    flag(node, false);
+                }
+            }
             R::WbCongested => self.nr_wb_congested += 1,
             R::WbUncongested => self.nr_wb_congested -= 1,
             _ => {}

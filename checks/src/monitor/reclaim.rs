@@ -763,6 +763,19 @@ pub fn slept_after_release(exec: &Exec_) -> u64 {
         .count() as u64
 }
 
+/// Where the clear reported at `c` (a `CongestedCleared` of `node`) took effect: its task's
+/// `CongestedClearStored` just before it, where a barrier is a step of its own (`lkmm`), else `c`.
+fn clear_stored_at(exec: &Exec_, c: usize, node: i32) -> usize {
+    let pid = exec.events[c].0;
+    exec.events[..c]
+        .iter()
+        .rposition(|(p, e)| {
+            *p == pid && matches!(e, Ev::Proto(R::CongestedCleared { .. } | R::CongestedClearStored { .. }))
+        })
+        .filter(|&k| exec.events[k].1 == Ev::Proto(R::CongestedClearStored { node }))
+        .unwrap_or(c)
+}
+
 fn congested_cleared(exec: &Exec_) -> Vec<Violation> {
     let mut out = Vec::new();
     // (a) no direct reclaimer starts a stall for a node whose balanced path already cleared it.
@@ -775,52 +788,56 @@ fn congested_cleared(exec: &Exec_) -> Vec<Violation> {
             continue;
         };
         let last_set = exec.events[..enq].iter().rposition(|(_, e)| *e == Ev::Proto(R::CongestedSet { node }));
-        let last_clear = exec.events[..enq].iter().rposition(|(_, e)| *e == Ev::Proto(R::CongestedCleared { node }));
+        // The last clear, done with its barrier before the enqueue, that no set followed in the
+        // flag's coherence order: a set counts from where the clear took effect
+        // (`clear_stored_at`), which under `lkmm` may come before the barrier's end.
+        let last_clear = (0..enq).rev().find(|&c| {
+            exec.events[c].1 == Ev::Proto(R::CongestedCleared { node })
+                && last_set.is_none_or(|s| s < clear_stored_at(exec, c, node))
+        });
         if let Some(c) = last_clear {
-            if last_set.is_none_or(|s| s < c) {
-                // Plain form: the reclaimer tested before the clear and queued after it. If its
-                // test (or its re-check, which always follows the enqueue) came after the clear
-                // in the trace and still saw the bit, it read a stale value.
-                let check = exec.events[..enq].iter().rposition(|(p, e)| {
-                    *p == *pid && matches!(e, Ev::Proto(R::CongestionCheck { node: n, .. }) if *n == node)
-                });
-                let stale_check = check.filter(|&k| k > c || wb_congested_before(exec, k) <= 0);
-                let stale_recheck = exec.events[enq..i]
-                    .iter()
-                    .position(|(p, e)| {
-                        *p == *pid && matches!(e, Ev::Proto(R::Recheck { wq: CONGESTION_WQH, sleeps: true, .. }))
-                    })
-                    .map(|k| k + enq);
-                let what = |k: usize| if k > c { "PGDAT_CONGESTED set" } else { "the backing device congested" };
-                let stale = match (stale_check, stale_recheck) {
-                    (Some(k), Some(r)) => format!(
-                        " (its check at #{k} still read {} and its re-check at #{r} still read PGDAT_CONGESTED set: \
+            // Plain form: the reclaimer tested before the clear and queued after it. If its
+            // test (or its re-check, which always follows the enqueue) came after the clear
+            // in the trace and still saw the bit, it read a stale value.
+            let check = exec.events[..enq].iter().rposition(|(p, e)| {
+                *p == *pid && matches!(e, Ev::Proto(R::CongestionCheck { node: n, .. }) if *n == node)
+            });
+            let stale_check = check.filter(|&k| k > c || wb_congested_before(exec, k) <= 0);
+            let stale_recheck = exec.events[enq..i]
+                .iter()
+                .position(|(p, e)| {
+                    *p == *pid && matches!(e, Ev::Proto(R::Recheck { wq: CONGESTION_WQH, sleeps: true, .. }))
+                })
+                .map(|k| k + enq);
+            let what = |k: usize| if k > c { "PGDAT_CONGESTED set" } else { "the backing device congested" };
+            let stale = match (stale_check, stale_recheck) {
+                (Some(k), Some(r)) => format!(
+                    " (its check at #{k} still read {} and its re-check at #{r} still read PGDAT_CONGESTED set: \
                          the stores were not yet visible to it, a weak-memory outcome)",
-                        what(k)
-                    ),
-                    (Some(k), None) => format!(
-                        " (its check at #{k} still read {}: the store was not yet visible to it, a weak-memory \
+                    what(k)
+                ),
+                (Some(k), None) => format!(
+                    " (its check at #{k} still read {}: the store was not yet visible to it, a weak-memory \
                          outcome)",
-                        what(k)
-                    ),
-                    (None, Some(r)) => format!(
-                        " (its re-check at #{r} still read PGDAT_CONGESTED set: the clear was not yet visible to it, \
+                    what(k)
+                ),
+                (None, Some(r)) => format!(
+                    " (its re-check at #{r} still read PGDAT_CONGESTED set: the clear was not yet visible to it, \
                          a weak-memory outcome)"
-                    ),
-                    (None, None) => String::new(),
-                };
-                let mut v = Violation::new(
-                    Invariant::CongestedCleared,
-                    Some(enq),
-                    format!(
-                        "{} starts a congestion stall for node {node} (queued at #{enq}) after node {node}'s balanced \
+                ),
+                (None, None) => String::new(),
+            };
+            let mut v = Violation::new(
+                Invariant::CongestedCleared,
+                Some(enq),
+                format!(
+                    "{} starts a congestion stall for node {node} (queued at #{enq}) after node {node}'s balanced \
                          path cleared PGDAT_CONGESTED at #{c}{stale}",
-                        pid_name(exec, *pid)
-                    ),
-                );
-                v.weak_memory = !stale.is_empty();
-                out.push(v);
-            }
+                    pid_name(exec, *pid)
+                ),
+            );
+            v.weak_memory = !stale.is_empty();
+            out.push(v);
         }
     }
     // (b) after the node's last balanced path (with no later set) the bit is clear.
@@ -918,6 +935,10 @@ struct Waiter {
     /// `congested-cleared`: it queued itself on congestion_wqh after its node's balanced path
     /// cleared PGDAT_CONGESTED, with no set in between.
     stale: bool,
+    /// `congested-cleared` under `lkmm`: its balanced path's clear of PGDAT_CONGESTED on this
+    /// node took effect (`CongestedClearStored`) and its barrier has not yet run; `true` once
+    /// another task's set came after the clear (the clear is then no longer the flag's last).
+    clearing: Option<(u8, bool)>,
 }
 
 /// The online form of every kswapd-stall invariant and of `slept-after-release` (module docs).
@@ -962,10 +983,12 @@ pub struct OnlineState {
 impl Waiter {
     /// Every field in one word, one-to-one (so that equal packings are equal waiters, and the
     /// hash below agrees with the derived `Eq`): `decision` in bits 0-8, `released` 9, `queue`
-    /// 10-11, `early` 12, `after` 13-22, `asleep` 23, `stale` 24.
+    /// 10-11, `early` 12, `after` 13-22, `asleep` 23, `stale` 24, `clearing` 25-31 (always 0
+    /// under sequential consistency: the node below 32, checked where it is set).
     fn packed(&self) -> u32 {
         // Destructured, so that a new field does not compile until it is packed too.
-        let Waiter { decision, released, queue, early, after, asleep, stale } = *self;
+        let Waiter { decision, released, queue, early, after, asleep, stale, clearing } = *self;
+        let clearing = clearing.map_or(0, |(n, sup)| 1 | (sup as u32) << 1 | (n as u32) << 2);
         let decision = decision.map_or(0, |n| 0x100 | n as u8 as u32);
         let queue = match queue {
             None => 0,
@@ -984,6 +1007,7 @@ impl Waiter {
             | after << 13
             | (asleep as u32) << 23
             | (stale as u32) << 24
+            | clearing << 25
     }
 }
 
@@ -1130,6 +1154,7 @@ impl super::online::Online<KswapdStall> for OnlineState {
         for (p, w) in self.tasks.iter().enumerate() {
             let mut w = *w;
             w.decision = w.decision.map(|n| perm.node(n as i32) as i8);
+            w.clearing = w.clearing.map(|(n, sup)| (perm.node(n as i32) as u8, sup));
             if let AfterEnqueue::Released { waker } = w.after {
                 w.after = AfterEnqueue::Released { waker: perm.pid(waker as usize) as u8 };
             }
@@ -1245,8 +1270,22 @@ impl super::online::Online<KswapdStall> for OnlineState {
             Ev::Proto(R::CongestedSet { node }) => {
                 self.cleared_last &= !node_bit(node);
                 self.balanced_last &= !node_bit(node);
+                for w in &mut self.tasks {
+                    if let Some((n, sup)) = &mut w.clearing {
+                        *sup |= *n as i32 == node;
+                    }
+                }
             }
-            Ev::Proto(R::CongestedCleared { node }) => self.cleared_last |= node_bit(node),
+            Ev::Proto(R::CongestedClearStored { node }) if (0..32).contains(&node) => {
+                self.tasks[pid].clearing = Some((node as u8, false));
+            }
+            Ev::Proto(R::CongestedCleared { node }) => {
+                // A set between the clear and its barrier's end came after it: not a clear.
+                let superseded = matches!(self.tasks[pid].clearing.take(), Some((n, true)) if n as i32 == node);
+                if !superseded {
+                    self.cleared_last |= node_bit(node);
+                }
+            }
             Ev::Proto(R::DirectStall { node }) if self.tasks[pid].stale && role_node == Some(node) => {
                 found.violated.push(Invariant::CongestedCleared);
             }
@@ -1886,6 +1925,35 @@ mod tests {
         assert!(verdicts(&reset, &still_set).is_empty());
         // Never balanced: nothing is claimed.
         assert!(verdicts(&balanced[..1], &still_set).is_empty());
+    }
+
+    #[test]
+    fn a_set_between_a_clear_and_its_barrier_comes_after_the_clear() {
+        // Under `lkmm` the smp_mb__after_atomic() after zone_balanced()'s clear is a step of its
+        // own: the clear took effect at CongestedClearStored, so a set reported after that point
+        // and before the clear's CongestedCleared came after the clear: the flag is set again.
+        let trace = |set_at: usize| {
+            let mut v = vec![
+                (1, Ev::Proto(R::ZoneBalanced { node: 1, by_kswapd: true })),
+                (1, Ev::Proto(R::CongestedClearStored { node: 1 })),
+                (1, Ev::Proto(R::CongestedCleared { node: 1 })),
+                (2, Ev::Proto(R::CongestionCheck { node: 1, congested: true })),
+                (2, Ev::Kernel(K::Enqueued { wq: CQ })),
+                (2, Ev::Proto(R::DirectStall { node: 1 })),
+            ];
+            v.insert(set_at, (2, Ev::Proto(R::CongestedSet { node: 1 })));
+            v
+        };
+        let still_set = FinalState { congested: vec![false, true], ..fin() };
+        assert!(check(trace(2), super::congested_cleared).is_empty());
+        assert!(!verdicts(&trace(2), &still_set).contains(&"congested-cleared"));
+        // Near misses: a set before the clear took effect is cleared by it, and the stall is stale.
+        for at in [0, 1] {
+            let v = check(trace(at), super::congested_cleared);
+            assert_eq!(v.len(), 1, "set at {at}");
+            assert!(v[0].message.contains("cleared PGDAT_CONGESTED at #3"), "{}", v[0].message);
+            assert!(verdicts(&trace(at), &fin()).contains(&"congested-cleared"), "set at {at}");
+        }
     }
 
     #[test]

@@ -164,6 +164,16 @@ pub trait Platform: Sized + Send + Sync + 'static {
     /// [`Self::STALE_READS`] act on it.
     #[inline(always)]
     fn fresh_reads(_on: bool) {}
+    /// A kernel barrier is a scheduling point of its own here (the stateful engine under
+    /// `memory = "lkmm"`), so another task may run between a store and the barrier after it.
+    /// Protocol code that reports a store only once its barrier is done then also reports
+    /// where the store itself took effect, so that a monitor orders it against other tasks'
+    /// stores to the same location. Everywhere else a barrier is no step (sequential
+    /// consistency, loom, shuttle) and this is `false`.
+    #[inline(always)]
+    fn fences_are_steps() -> bool {
+        false
+    }
     /// The calling thread's time on a CPU so far, in nanoseconds, where the platform runs on
     /// real threads and can tell (`None` under the explorers).
     fn thread_cpu_ns() -> Option<u64> {

@@ -33,6 +33,12 @@ pub enum Event {
     /// `zone_balanced()` for `node` cleared PGDAT_CONGESTED (and, in `recheck`, issued the
     /// barrier after it).
     CongestedCleared { node: i32 },
+    /// Where `zone_balanced()`'s `clear_bit(PGDAT_CONGESTED)` took effect, reported only where
+    /// a barrier is a step of its own (the stateful engine under `lkmm`,
+    /// `Platform::fences_are_steps`): in `recheck` the `smp_mb__after_atomic()` comes between the
+    /// clear and [`Event::CongestedCleared`], and another task's `set_bit()` in that gap comes
+    /// after the clear in the flag's coherence order.
+    CongestedClearStored { node: i32 },
     /// `zone_balanced()` for `node` returned true (the balanced path ran).
     ZoneBalanced { node: i32, by_kswapd: bool },
     /// `cmpxchg(kswapd_exclusive, node, NUMA_NO_NODE)` by `node`'s balanced path; `prev` is
@@ -139,6 +145,9 @@ impl fmt::Display for Event {
             }
             Event::CongestedSet { node: n } => write!(f, "set_bit(PGDAT_CONGESTED, node {n})"),
             Event::CongestedCleared { node: n } => write!(f, "clear_bit(PGDAT_CONGESTED, node {n})"),
+            Event::CongestedClearStored { node: n } => {
+                write!(f, "clear_bit(PGDAT_CONGESTED, node {n}); its barrier next")
+            }
             Event::ZoneBalanced { node: n, by_kswapd } => {
                 let who = if by_kswapd { "kswapd" } else { "wakeup_kswapd" };
                 write!(f, "zone_balanced(node {n}) [{who}]")

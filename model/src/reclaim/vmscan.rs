@@ -161,6 +161,10 @@ fn clear_pgdat_congested<P: PlatformFor<Event>>(k: &Kernel<P>, cur: &Current<P>,
     }
     clear_bit::<P>(PGDAT_CONGESTED, &k.pgdat[nid as usize].flags);
     if k.cfg.variant.rechecks() && !k.mutated(cur, Mutation::NoBarrierAfterClearCongested) {
+        if P::fences_are_steps() {
+            // The barrier is a step: mark where the clear itself took effect.
+            cur.emit(Event::CongestedClearStored { node: nid });
+        }
         smp_mb__after_atomic::<P>();
     }
     cur.emit(Event::CongestedCleared { node: nid });

@@ -214,6 +214,15 @@ impl<M: Checked, E: Explorer<M>> SnapChooser for SnapSearch<'_, '_, M, E> {
             }
         };
         debug_assert_eq!(self.ex.depth(), depth + 1, "a new state pushes a frame");
+        if self.steps.is_multiple_of(1024) {
+            // A long descent through new states (under `lkmm` a loop whose stores pile up
+            // never comes back to a known one) must still keep the time limit and report.
+            if self.clock.out_of_time(self.opts) {
+                self.cx.found.stopped_by = Some("time limit");
+                return Decision::Stop;
+            }
+            self.clock.report(self.opts, self.executions + self.restores, self.ex.states(), self.ex.depth());
+        }
         let todo = self.ex.todo(depth);
         if todo != 0 && (self.snaps.is_empty() || self.bytes < self.cap) {
             let prev = self.snaps.last().map(|s| &s.rt);

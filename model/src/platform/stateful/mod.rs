@@ -340,6 +340,10 @@ impl<G: Ghost> Platform for Stateful<G> {
     fn kernel_fence(f: KernelFence) {
         rt::kernel_fence(f)
     }
+    /// Under `lkmm`: every kernel barrier is a step ([`rt::kernel_fence`]).
+    fn fences_are_steps() -> bool {
+        rt::lkmm_on()
+    }
     fn spawn<F: FnOnce() + Send + 'static>(_name: String, f: F) -> Self::JoinHandle {
         let (task, epoch) = rt::spawn(f);
         StJoinHandle { task, epoch }

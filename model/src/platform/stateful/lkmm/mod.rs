@@ -34,10 +34,10 @@
 //! kept message is rounded up to it ([`Memory::collect`]). The hash covers the messages, their
 //! views, `g` and the live tasks' views ([`Memory::hash`]).
 
+mod collect;
 mod lock;
 mod view;
 
-use view::mix;
 pub use view::{Loc, View};
 
 /// One store of a location.
@@ -514,104 +514,9 @@ impl Memory {
         old
     }
 
-    // ------------------------------------------------------------------ finite states
-
-    /// Drop the messages no live task can read or store before any more, and round every view
-    /// entry below the first kept message up to it. A task waiting to join others is left out:
-    /// it accesses nothing until it has joined every task it waits for, and the join raises
-    /// its bounds to theirs ([`Self::join`]), which only grow; so a message dropped while it
-    /// waited lay below the bounds of a task it will have joined (or, with none of them live,
-    /// below the last store, which the task that made it has in its coherence view).
-    pub fn collect(&mut self) {
-        let wrong = Defect::CollectDropsReadable.on();
-        for x in 0..self.locs.len() {
-            let last = self.last_rank(x);
-            let bounds = self.tasks.iter().filter(|k| k.live && !k.joining).map(|k| k.lb_read(x).min(k.lb_write(x)));
-            // (Seeded defect: the most advanced task's bound, not the least advanced one's.)
-            let k = if wrong { bounds.max() } else { bounds.min() }.unwrap_or(last).min(last);
-            if k == 0 {
-                continue;
-            }
-            self.locs[x].drain(..k as usize);
-            for msgs in &mut self.locs {
-                for m in msgs.iter_mut() {
-                    m.view.drop_below(x, k);
-                    if let Some(o) = &mut m.own {
-                        o.drop_below(x, k);
-                    }
-                }
-            }
-            self.g.drop_below(x, k);
-            for t in &mut self.tasks {
-                t.for_each_view(|v| v.drop_below(x, k));
-            }
-        }
-    }
-
-    /// The memory as one word: every location's messages with their views, `g`, and the live
-    /// tasks' views (a finished task's are dropped, as its local hash is).
-    pub fn hash(&self) -> u64 {
-        let mut h = 0x243f_6a88_85a3_08d3u64;
-        for msgs in &self.locs {
-            h = mix(h, msgs.len() as u64);
-            for m in msgs {
-                h = mix(h, m.val ^ (m.glued as u64) << 63);
-                m.view.hash_into(&mut h);
-                if let Some(o) = &m.own {
-                    o.hash_into(&mut h);
-                }
-            }
-        }
-        self.g.hash_into(&mut h);
-        for (i, k) in self.tasks.iter().enumerate() {
-            if !k.live {
-                continue;
-            }
-            h = mix(h, i as u64);
-            let opt = |v: &Option<View>, h: &mut u64| match v {
-                Some(v) => {
-                    *h = mix(*h, 1);
-                    v.hash_into(h);
-                }
-                None => *h = mix(*h, 2),
-            };
-            for v in [&k.coh, &k.rd, &k.wr, &k.rv, &k.seen, &k.own, &k.carry, &k.token] {
-                v.hash_into(&mut h);
-            }
-            opt(&k.before, &mut h);
-            opt(&k.last_rmw, &mut h);
-            opt(&k.last_lock, &mut h);
-            match &k.last_unlock {
-                Some((a, b)) => {
-                    a.hash_into(&mut h);
-                    b.hash_into(&mut h);
-                }
-                None => h = mix(h, 3),
-            }
-        }
-        h
-    }
-
     /// Messages held, over every location (for the figures).
     pub fn messages(&self) -> usize {
         self.locs.iter().map(Vec::len).sum()
-    }
-}
-
-impl Task {
-    fn for_each_view(&mut self, mut f: impl FnMut(&mut View)) {
-        for v in [&mut self.coh, &mut self.rd, &mut self.wr, &mut self.rv, &mut self.seen, &mut self.own] {
-            f(v);
-        }
-        f(&mut self.carry);
-        f(&mut self.token);
-        for v in [&mut self.before, &mut self.last_rmw, &mut self.last_lock].into_iter().flatten() {
-            f(v);
-        }
-        if let Some((a, b)) = &mut self.last_unlock {
-            f(a);
-            f(b);
-        }
     }
 }
 

@@ -9,6 +9,11 @@ pub type Loc = usize;
 pub struct View(Vec<u32>);
 
 impl View {
+    /// The heap bytes it holds.
+    pub(super) fn bytes(&self) -> usize {
+        self.0.capacity() * core::mem::size_of::<u32>()
+    }
+
     #[inline]
     pub fn get(&self, x: Loc) -> u32 {
         self.0.get(x).copied().unwrap_or(0)

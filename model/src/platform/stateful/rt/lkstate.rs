@@ -36,6 +36,14 @@ pub(crate) struct Lk {
 }
 
 impl Lk {
+    /// About the bytes it holds (the memory's, and the per-object tables).
+    pub(crate) fn bytes(&self) -> usize {
+        core::mem::size_of::<Self>()
+            + self.mem.bytes()
+            + (self.obj_loc.capacity() + self.lock_loc.capacity()) * core::mem::size_of::<Loc>()
+            + self.hints.capacity()
+    }
+
     pub(super) fn clear(&mut self) {
         self.mem = lkmm::Memory::default();
         self.obj_loc.clear();

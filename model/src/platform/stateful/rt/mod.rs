@@ -53,7 +53,7 @@ pub(crate) use self::ops::{
     obj_rmw, obj_store, park, spawn, unpark, yield_now,
 };
 pub use self::ops::{
-    last_read_stale, lkmm_token_set, local, observe, observe_pids, reset_local, reset_local_summary, tagged,
+    last_read_stale, lkmm_on, lkmm_token_set, local, observe, observe_pids, reset_local, reset_local_summary, tagged,
 };
 pub use self::run::run;
 pub use self::snapshot::{run_snapshots, Decision, SnapChooser, Snapshot};

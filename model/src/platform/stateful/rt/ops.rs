@@ -503,6 +503,13 @@ pub fn lkmm_token_set() -> bool {
     unsafe { (*rt).lkmm && (&*rt).tasks[t].token }
 }
 
+/// Whether this execution runs under `memory = "lkmm"`.
+pub fn lkmm_on() -> bool {
+    let (rt, _) = enter();
+    // SAFETY: live runtime.
+    unsafe { (*rt).lkmm }
+}
+
 /// Under `memory = "lkmm"`: whether the calling task's last memory operation read a store that
 /// a later store had superseded (for reports; not part of any state).
 pub fn last_read_stale() -> bool {

@@ -76,6 +76,7 @@ impl Snapshot {
             + self.locks.len()
             + self.tasks.len() * core::mem::size_of::<TaskSave>()
             + stacks
+            + self.lk.as_ref().map_or(0, |l| l.bytes())
     }
 }
 
