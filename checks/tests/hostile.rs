@@ -1258,3 +1258,25 @@ fn a_search_that_only_descends_keeps_its_time_limit() {
 fn text_of(o: &Output) -> String {
     format!("{}\n{}", text(&o.stdout), text(&o.stderr))
 }
+
+/// `matrix --memory`: the stateful cells run under the model named, and say so; an unknown
+/// model is refused with exit status 2.
+#[test]
+fn matrix_memory_runs_the_stateful_cells_under_that_model() {
+    let root = env!("CARGO_MANIFEST_DIR").to_string() + "/..";
+    let file = format!("{root}/scenarios/kswapd-stall/recheck-congestion-tagged-lkmm.toml");
+    let d = TempDir::new("matrix-memory");
+    let cells = |memory: &str| {
+        let o = mmcheck(d.path(), ["matrix", "--json", "--memory", memory, file.as_str()]);
+        assert_eq!(o.status.code(), Some(0), "{}", text_of(&o));
+        let out = text(&o.stdout);
+        (out.matches("\"memory_model\":\"lkmm\"").count(), out.matches("\"memory_model\":\"sc\"").count())
+    };
+    let (lkmm, sc) = cells("lkmm");
+    assert!(lkmm > 0 && sc == 0, "{lkmm} lkmm cells, {sc} sc cells");
+    let (lkmm, sc) = cells("sc");
+    assert!(lkmm == 0 && sc > 0, "{lkmm} lkmm cells, {sc} sc cells");
+    let o = mmcheck(d.path(), ["matrix", "--memory", "tso", file.as_str()]);
+    assert_eq!(o.status.code(), Some(2), "{}", text_of(&o));
+    assert!(text(&o.stderr).contains("--memory: unknown memory model \"tso\""), "{}", text_of(&o));
+}
