@@ -119,6 +119,10 @@ enum Cmd {
         /// evidence.
         #[arg(long, value_name = "MODEL")]
         memory: Option<String>,
+        /// The wide table: each cell with its evidence (executions, engine, memory model)
+        /// instead of the verdict alone. The default table fits 120 columns.
+        #[arg(long)]
+        wide: bool,
     },
     /// Run a scenario on real threads (the std platform, real timeouts), many iterations, and
     /// print the protocol's counters (see docs/performance.md for settings that make the
@@ -229,8 +233,8 @@ fn main() -> ExitCode {
                 }
             }
         }
-        Cmd::Matrix { model, paths, json, html, memory } => {
-            cmd_matrix(&reg, model, paths, json, memory, &HtmlOut { html, svg: None, verbose: false })
+        Cmd::Matrix { model, paths, json, html, memory, wide } => {
+            cmd_matrix(&reg, model, paths, (json, wide), memory, &HtmlOut { html, svg: None, verbose: false })
         }
         Cmd::Litmus { paths, json, memory } => cli::litmus::cmd_litmus(paths, json, &memory),
         Cmd::Selftest { list, dir, json } => cmd_selftest(&reg, list, dir, json),

@@ -207,8 +207,24 @@ pub fn build(model: &dyn AnyModel, reports: &[Report]) -> Matrix {
     Matrix { model: model.name(), variants: model.variants(), invariants, cells }
 }
 
-/// The matrix as a text table.
-pub fn render(m: &Matrix) -> String {
+/// A cell's evidence: its verdict, the executions (states) behind it, the engine and its memory
+/// model, and how many configurations it leaves unproven.
+fn evidence(c: &Cell) -> String {
+    let head = match c.verdict {
+        "violated" => format!("VIOLATED @{}", c.executions),
+        v => format!("{v} {}", c.executions),
+    };
+    let text = format!("{head} {} {}", c.engine.short(), c.memory_model);
+    if !c.undecided.is_empty() && c.verdict != "violated" {
+        format!("{text} +{} unproven", c.undecided.len())
+    } else {
+        text
+    }
+}
+
+/// The matrix as a text table, every cell with its evidence (`matrix --wide`): one column of
+/// 38 characters a variant.
+pub fn render_wide(m: &Matrix) -> String {
     let col = 38;
     let mut s = format!(
         "{} model: invariants x variants, each cell decided over every configuration of its variant that checks \
@@ -227,22 +243,7 @@ pub fn render(m: &Matrix) -> String {
     for inv in &m.invariants {
         s.push_str(&format!("{:<24}", inv));
         for v in &m.variants {
-            let text = match m.cell(inv, v) {
-                Some(c) if c.verdict == "violated" => {
-                    format!("VIOLATED @{} {} {}", c.executions, c.engine.short(), c.memory_model)
-                }
-                Some(c) if c.verdict == "unexercised" => {
-                    format!("unexercised {} {} {}", c.executions, c.engine.short(), c.memory_model)
-                }
-                Some(c) => format!("holds {} {} {}", c.executions, c.engine.short(), c.memory_model),
-                None => "-".to_string(),
-            };
-            let text = match m.cell(inv, v) {
-                Some(c) if !c.undecided.is_empty() && c.verdict != "violated" => {
-                    format!("{text} +{} unproven", c.undecided.len())
-                }
-                _ => text,
-            };
+            let text = m.cell(inv, v).map_or_else(|| "-".to_string(), evidence);
             s.push_str(&format!(" {:<col$}", text));
         }
         s.push('\n');
@@ -253,6 +254,76 @@ pub fn render(m: &Matrix) -> String {
         for v in &m.variants {
             if let Some(c) = m.cell(inv, v) {
                 s.push_str(&format!("  {inv}, {v}: {} (of {})\n", c.scenario, c.scenarios.len()));
+            }
+        }
+    }
+    s
+}
+
+/// The matrix as a text table that fits 120 columns for the shipped models: each cell is its
+/// verdict (and `+N` configurations it leaves unproven); the evidence of every cell (executions,
+/// engine, memory model, deciding scenario) is listed below the table, one line each (two
+/// where one would be wider than 120 columns).
+/// [`render_wide`] puts the evidence in the cells.
+pub fn render(m: &Matrix) -> String {
+    let mut s = format!(
+        "{} model: invariants x variants. Each cell is decided over every configuration of its variant that\n\
+         checks the invariant: VIOLATED (some configuration violates it), holds (every one passed, and an\n\
+         exhaustive exploration reached the invariant's situation), unexercised (passed, but never reached it),\n\
+         +N: N more configurations passed without a complete exhaustive exploration, or stopped at another\n\
+         invariant's violation. Below the table, each cell's evidence: executions (stateful: distinct states\n\
+         stored; for VIOLATED the transitions up to the first violation), engine, memory model (c11 = loom's C11\n\
+         subset, sc = sequentially consistent, lkmm = the kernel's memory model, no load buffering), and the\n\
+         deciding scenario (of N: the configurations that check it). --wide puts the evidence in the cells.\n",
+        m.model
+    );
+    let short = |c: &Cell| {
+        let v = if c.verdict == "violated" { "VIOLATED".to_string() } else { c.verdict.to_string() };
+        if !c.undecided.is_empty() && c.verdict != "violated" {
+            format!("{v} +{}", c.undecided.len())
+        } else {
+            v
+        }
+    };
+    let first = m.invariants.iter().map(|i| i.len()).chain(["invariant".len()]).max().unwrap_or(0);
+    let widths: Vec<usize> = m
+        .variants
+        .iter()
+        .map(|v| {
+            m.invariants.iter().filter_map(|i| m.cell(i, v)).map(|c| short(c).len()).chain([v.len()]).max().unwrap_or(1)
+        })
+        .collect();
+    let row = |label: &str, cells: Vec<String>| {
+        let mut line = format!("{label:<first$}");
+        for (text, w) in cells.iter().zip(&widths) {
+            line.push_str(&format!("  {text:<w$}"));
+        }
+        line.trim_end().to_string() + "\n"
+    };
+    s.push_str(&row("invariant", m.variants.iter().map(|v| v.to_string()).collect()));
+    for inv in &m.invariants {
+        s.push_str(&row(
+            inv,
+            m.variants.iter().map(|v| m.cell(inv, v).map_or_else(|| "-".to_string(), short)).collect(),
+        ));
+    }
+    s.push_str("evidence (invariant, variant: verdict, executions, engine, memory model; deciding scenario, of N)\n");
+    for inv in &m.invariants {
+        for v in &m.variants {
+            if let Some(c) = m.cell(inv, v) {
+                let line = format!("  {inv}, {v}: {}; {} (of {})", evidence(c), c.scenario, c.scenarios.len());
+                if line.chars().count() <= 120 {
+                    s.push_str(&line);
+                } else {
+                    // Folded: the deciding scenario on a line of its own.
+                    s.push_str(&format!(
+                        "  {inv}, {v}: {};\n      {} (of {})",
+                        evidence(c),
+                        c.scenario,
+                        c.scenarios.len()
+                    ));
+                }
+                s.push('\n');
             }
         }
     }

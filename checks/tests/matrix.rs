@@ -151,11 +151,36 @@ fn a_pass_that_is_not_exhaustive_decides_nothing() {
         assert_eq!((c.verdict, c.scenario.as_str()), ("holds", "proven"));
         assert_eq!(c.scenarios, ["proven", name.as_str()]);
         assert_eq!(c.undecided, [name.as_str()]);
-        assert!(matrix::render(&m).contains("holds 100 stateful sc +1 unproven"), "{}", matrix::render(&m));
+        assert!(matrix::render_wide(&m).contains("holds 100 stateful sc +1 unproven"), "{}", matrix::render_wide(&m));
         assert!(matrix::build(rt, &[other]).cell("throttle-bounded", "nofs-headroom").is_none());
     }
     // Other variants' cells are not touched.
     assert!(matrix::build(rt, &[proven]).cell("throttle-bounded", "v5.16-rc1").is_none());
+}
+
+/// The default table fits 120 columns, whatever the scenario names: a cell is its verdict, and
+/// its evidence goes below the table, folded onto a second line where it would be wider; the
+/// wide form puts the evidence in the cells (and is wider).
+#[test]
+fn the_default_table_fits_120_columns_and_the_wide_one_holds_the_evidence() {
+    let rt = model("reclaim-throttle");
+    let long = "a-scenario-whose-name-alone-is-more-than-eighty-characters-long-as-on-other-variants-files-are";
+    let mut reports = Vec::new();
+    for (i, v) in rt.variants().iter().enumerate() {
+        reports.push(report(scenario_of(long, v, 3), STATEFUL, true, None));
+        reports.push(report(scenario_of(&format!("stopped-{i}"), v, 5), PCT, true, None));
+        reports.push(report(scenario_of(&format!("violates-{i}"), v, 6), STATEFUL, false, Some(("progress", 123_456))));
+    }
+    let m = matrix::build(rt, &reports);
+    let text = matrix::render(&m);
+    let widest = text.lines().map(|l| l.chars().count()).max().unwrap_or(0);
+    assert!(widest <= 120, "{widest} columns:\n{text}");
+    assert!(text.contains("holds +2") && text.contains("VIOLATED"), "{text}");
+    assert!(text.contains(&format!("holds 100 stateful sc +2 unproven;\n      {long} (of 3)")), "{text}");
+    assert!(text.contains("VIOLATED @123456 stateful sc; violates-0 (of 3)"), "{text}");
+    let wide = matrix::render_wide(&m);
+    assert!(wide.lines().any(|l| l.chars().count() > 120), "{wide}");
+    assert!(wide.contains("holds 100 stateful sc +2 unproven"), "{wide}");
 }
 
 // ---------------------------------------------------------------- the shipped matrices

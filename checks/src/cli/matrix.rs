@@ -15,7 +15,7 @@ pub fn cmd_matrix(
     reg: &Registry,
     model: Option<String>,
     paths: Vec<PathBuf>,
-    json: bool,
+    (json, wide): (bool, bool),
     memory: Option<String>,
     out: &HtmlOut,
 ) -> Done {
@@ -77,7 +77,7 @@ pub fn cmd_matrix(
         if json {
             emit_json(mx)?;
         } else {
-            emit(mmcheck::matrix::render(mx))?;
+            emit(if wide { mmcheck::matrix::render_wide(mx) } else { mmcheck::matrix::render(mx) })?;
         }
     }
     let all = reports.iter().all(|r| r.matched);
