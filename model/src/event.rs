@@ -84,6 +84,10 @@ pub enum KernelEvent {
     WakeUp { wq: Wq, queued: u32, woken: u32, interruptible: bool },
     /// `waitqueue_active(wq)` was false, so the waker did not call `wake_up`.
     WakeSkipped { wq: Wq },
+    /// The same, where `waitqueue_active()`'s lockless read was stale: a task had queued itself
+    /// (a later store to the list) and that store had not reached the waker (only under
+    /// `memory = "lkmm"`, and only where protocol code asks: `wake_throttle_isolated()`).
+    WakeSkippedStale { wq: Wq },
 
     // ---- checker events (emitted by the ghost, not by kernel code) ----
     /// The task's loop came back to a state it had already been in with nobody else left to
@@ -182,6 +186,9 @@ impl fmt::Display for KernelEvent {
                 }
             }
             KernelEvent::WakeSkipped { wq } => write!(f, "waitqueue_active({wq}) false: no wake"),
+            KernelEvent::WakeSkippedStale { wq } => {
+                write!(f, "waitqueue_active({wq}) false (a stale read: the queueing not yet visible): no wake")
+            }
             KernelEvent::Livelock { period } => write!(f, "LOOPS FOREVER: state repeats every {period} iteration(s)"),
             KernelEvent::StepBound { steps } => write!(f, "STEP BOUND exceeded ({steps} steps)"),
         }

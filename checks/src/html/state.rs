@@ -152,7 +152,8 @@ impl KernelState {
                     KernelEvent::Enqueued { wq }
                     | KernelEvent::FinishWait { wq }
                     | KernelEvent::WakeUp { wq, .. }
-                    | KernelEvent::WakeSkipped { wq },
+                    | KernelEvent::WakeSkipped { wq }
+                    | KernelEvent::WakeSkippedStale { wq },
                 ) => {
                     queues.entry(wq.0).or_insert_with(Vec::new);
                 }
@@ -204,7 +205,7 @@ impl KernelState {
                 // autoremove: a task made runnable leaves the queue.
                 self.queues.entry(wq.0).or_default().retain(|p| woken & (1 << p) == 0);
             }
-            KernelEvent::WakeSkipped { .. } => {}
+            KernelEvent::WakeSkipped { .. } | KernelEvent::WakeSkippedStale { .. } => {}
             KernelEvent::Schedule { timeout } => set(&mut self.tasks, pid, TaskState::Asleep(timeout)),
             KernelEvent::Woken => set(&mut self.tasks, pid, TaskState::Woken),
             KernelEvent::TimedOut { jiffies } => set(&mut self.tasks, pid, TaskState::TimedOut(jiffies)),

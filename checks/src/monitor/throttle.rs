@@ -238,6 +238,11 @@ impl ThrottleState {
                 Ev::Kernel(KernelEvent::WakeSkipped { wq }) if *wq == WQ_ISOLATED => {
                     (self.iso_asleep, "waitqueue_active() found the queue empty with")
                 }
+                // Under `lkmm`, a lockless read that missed a queueing nothing ordered before it:
+                // the same as a read that came first (the sleeper does not re-check the count
+                // after prepare_to_wait(), so no barrier pair could order it), which leaves the
+                // sleeper to its timeout (`throttle-bounded`), a fair race.
+                Ev::Kernel(KernelEvent::WakeSkippedStale { wq }) if *wq == WQ_ISOLATED => (0, ""),
                 _ => (self.iso_asleep, "nothing wakes reclaim_wait[ISOLATED], which leaves"),
             };
             if missed != 0 {
@@ -436,4 +441,54 @@ pub fn lasso(cfg: &Config, events: &[(Pid, Ev<TE>)], cycle_from: usize) -> Vec<V
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use mmmodel::event::{Event as Ev, KernelEvent};
+    use mmmodel::kernel::cpu::Preempt;
+    use mmmodel::throttle::event::{Site, WQ_ISOLATED};
+    use mmmodel::throttle::{Config, Event as TE, Invariant, Variant};
+
+    use super::ThrottleState;
+
+    /// T0 queued on reclaim_wait[ISOLATED]; T1's too_many_isolated() finds not too many and its
+    /// wake_throttle_isolated() ends in `skip`: the violations of the walk.
+    fn walk_to(skip: KernelEvent) -> Vec<(Invariant, String)> {
+        let cfg = Config {
+            variant: Variant::V516Rc1,
+            mutation: None,
+            roles: Vec::new(),
+            preempt: Preempt::Full,
+            cpus: 1,
+            lru: 8,
+            write_pending: 0,
+            swap_cluster_max: 32,
+            queued_locks: false,
+        };
+        let mut s = ThrottleState::default();
+        let (mut out, mut derived) = (Vec::new(), Vec::new());
+        let events = [
+            (0, Ev::Kernel(KernelEvent::Enqueued { wq: WQ_ISOLATED })),
+            (1, Ev::Proto(TE::TooManyIsolated { site: Site::Compaction, isolated: 2, limit: 4, too_many: false })),
+            (1, Ev::Kernel(skip)),
+        ];
+        for (pid, ev) in &events {
+            s.walk(&cfg, *pid, ev, &mut out, &mut derived);
+        }
+        out
+    }
+
+    /// A skip that found the queue empty with T0 on it is a missed wake-up; under `lkmm`, where
+    /// the lockless read was stale (nothing ordered T0's queueing before it), it is the fair race
+    /// of a read that came first.
+    #[test]
+    fn a_stale_waitqueue_active_is_the_fair_race_and_a_plain_one_a_miss() {
+        let plain = walk_to(KernelEvent::WakeSkipped { wq: WQ_ISOLATED });
+        assert_eq!(plain.len(), 1, "{plain:?}");
+        assert_eq!(plain[0].0, Invariant::IsolatedWakesAll);
+        assert!(plain[0].1.contains("found the queue empty with T0"), "{plain:?}");
+        let stale = walk_to(KernelEvent::WakeSkippedStale { wq: WQ_ISOLATED });
+        assert!(stale.is_empty(), "{stale:?}");
+    }
 }

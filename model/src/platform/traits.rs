@@ -174,6 +174,13 @@ pub trait Platform: Sized + Send + Sync + 'static {
     fn fences_are_steps() -> bool {
         false
     }
+    /// The calling task's last load read a store that a later store to its location had
+    /// already replaced (a weak-memory outcome: the newer store had not reached this CPU).
+    /// Only the stateful engine under `memory = "lkmm"` tells; everywhere else `false`.
+    #[inline(always)]
+    fn last_read_stale() -> bool {
+        false
+    }
     /// The calling thread's time on a CPU so far, in nanoseconds, where the platform runs on
     /// real threads and can tell (`None` under the explorers).
     fn thread_cpu_ns() -> Option<u64> {

@@ -165,6 +165,10 @@ impl<P: PlatformFor<Event>> Kernel<P> {
         let wq = Reason::Isolated.wq(self);
         if waitqueue_active(wq) {
             wake_up(cur, wq);
+        } else if P::last_read_stale() {
+            // Nothing orders the sleeper's prepare_to_wait() before this lockless read (the
+            // sleeper does not re-check NR_ISOLATED after it): as if the read came first.
+            cur.emit(KernelEvent::WakeSkippedStale { wq: WQ_ISOLATED });
         } else {
             cur.emit(KernelEvent::WakeSkipped { wq: WQ_ISOLATED });
         }

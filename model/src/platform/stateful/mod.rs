@@ -344,6 +344,10 @@ impl<G: Ghost> Platform for Stateful<G> {
     fn fences_are_steps() -> bool {
         rt::lkmm_on()
     }
+    /// Under `lkmm`: whether the task's last load read a superseded store.
+    fn last_read_stale() -> bool {
+        rt::lkmm_on() && rt::last_read_stale()
+    }
     fn spawn<F: FnOnce() + Send + 'static>(_name: String, f: F) -> Self::JoinHandle {
         let (task, epoch) = rt::spawn(f);
         StJoinHandle { task, epoch }
