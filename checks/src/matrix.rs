@@ -382,12 +382,23 @@ mod tests {
     #[test]
     fn the_header_says_which_stateful_figure_each_cell_shows() {
         let m = super::Matrix { model: "kswapd-stall", variants: vec![], invariants: vec![], cells: BTreeMap::new() };
-        let header = super::render(&m);
-        let header = header.lines().next().unwrap_or_default();
+        let wide = super::render_wide(&m);
+        let header = wide.lines().next().unwrap_or_default();
         assert!(!header.contains("states or transitions"), "{header}");
         assert!(
             header.contains("distinct states stored for holds and unexercised")
                 && header.contains("transitions up to the first violation for VIOLATED"),
+            "{header}"
+        );
+        // The default table's header, folded to 120 columns, says the same.
+        let text = super::render(&m);
+        let header: Vec<&str> = text.lines().take_while(|l| *l != "invariant" && !l.starts_with("invariant ")).collect();
+        assert!(header.iter().all(|l| l.chars().count() <= 120), "{header:?}");
+        let header = header.join(" ");
+        assert!(!header.contains("states or transitions"), "{header}");
+        assert!(
+            header.contains("distinct states stored")
+                && header.contains("for VIOLATED the transitions up to the first violation"),
             "{header}"
         );
     }
