@@ -392,7 +392,8 @@ mod tests {
         );
         // The default table's header, folded to 120 columns, says the same.
         let text = super::render(&m);
-        let header: Vec<&str> = text.lines().take_while(|l| *l != "invariant" && !l.starts_with("invariant ")).collect();
+        let header: Vec<&str> =
+            text.lines().take_while(|l| *l != "invariant" && !l.starts_with("invariant ")).collect();
         assert!(header.iter().all(|l| l.chars().count() <= 120), "{header:?}");
         let header = header.join(" ");
         assert!(!header.contains("states or transitions"), "{header}");
