@@ -60,3 +60,24 @@ fn slow_names_are_shipped() {
         assert!(names.iter().any(|n| n == s), "{s} is not a shipped scenario");
     }
 }
+
+/// The `Model` plumbing that no scenario's verdict depends on, checked directly (cargo-mutants
+/// found its field deletions surviving the scenario set: `with_variant()` that keeps the old
+/// variant, `without_mutation()` that keeps the mutation, `scale()` that keeps the old roles).
+/// For every shipped scenario: each variant of its model can be put in, the mutation can be
+/// taken out, and scaling by 2 doubles the threads. Ignored with the rest of this binary.
+#[test]
+#[ignore = "cargo-mutants' test (docs/mutants.md)"]
+fn the_model_plumbing_keeps_what_it_is_given() {
+    for (rel, sc) in common::shipped() {
+        for v in sc.spec.model().variants() {
+            let with = sc.spec.with_variant(v).unwrap_or_else(|e| panic!("{rel}: with_variant({v}): {e}"));
+            assert_eq!(with.variant(), v, "{rel}: with_variant({v})");
+        }
+        assert_eq!(sc.spec.without_mutation().mutation(), None, "{rel}: without_mutation()");
+        let n = sc.spec.comms().len();
+        if let Ok(scaled) = sc.spec.for_real_threads(2, 1, 0, std::time::Duration::from_millis(1)) {
+            assert_eq!(scaled.comms().len(), 2 * n, "{rel}: scale(2) of {n} threads");
+        }
+    }
+}
