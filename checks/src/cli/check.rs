@@ -13,7 +13,7 @@ use mmcheck::term::{escape_control, show_path};
 use mmcheck::token::ReplayToken;
 
 use super::cluster;
-use super::inputs::{default_scenario_paths, load_all};
+use super::inputs::{default_scenario_paths, load_all, memory_flag};
 use super::output::{emit, emit_json, emit_raw, progress_bar, warn, CliError, Done, HtmlOut};
 
 #[allow(clippy::too_many_arguments)] // one per option of `mmcheck check`
@@ -28,15 +28,7 @@ pub fn cmd_check(
     (check_online, no_reduce, memory, workers, cluster): (bool, bool, Option<String>, u16, Option<Arc<Cluster>>),
     out: &HtmlOut,
 ) -> Done {
-    let memory = match &memory {
-        None => None,
-        Some(m) => Some(Memory::from_name(m).ok_or_else(|| {
-            CliError::Usage(format!(
-                "--memory: unknown memory model \"{}\"; expected one of: sc, lkmm",
-                escape_control(m)
-            ))
-        })?),
-    };
+    let memory = memory_flag(memory.as_deref())?;
     let paths = if paths.is_empty() { default_scenario_paths()? } else { paths };
     let mut scenarios = load_all(reg, &paths)?;
     let follower = cluster.as_ref().is_some_and(|c| c.process != 0);

@@ -3,10 +3,11 @@
 
 use std::path::{Path, PathBuf};
 
+use mmcheck::engine::Memory;
 use mmcheck::registry::Registry;
 use mmcheck::scenario::{self, Scenario, ScenarioError};
 
-use mmcheck::term::show_path;
+use mmcheck::term::{escape_control, show_path};
 
 use super::output::{warn, CliError};
 
@@ -14,6 +15,21 @@ use super::output::{warn, CliError};
 /// it is still there, with a note on standard error that names it (issue 37, row 12: a binary
 /// copied elsewhere said nothing about which files it checked); else an error that names the
 /// folder it looked for.
+/// `--memory NAME` of `check` and `matrix`: the stateful engine's memory model, or a usage
+/// error naming the ones there are.
+pub fn memory_flag(memory: Option<&str>) -> Result<Option<Memory>, CliError> {
+    memory
+        .map(|m| {
+            Memory::from_name(m).ok_or_else(|| {
+                CliError::Usage(format!(
+                    "--memory: unknown memory model \"{}\"; expected one of: sc, lkmm",
+                    escape_control(m)
+                ))
+            })
+        })
+        .transpose()
+}
+
 pub fn scenarios_root() -> Result<PathBuf, CliError> {
     let here = PathBuf::from("scenarios");
     if here.is_dir() {

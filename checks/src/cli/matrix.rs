@@ -3,12 +3,11 @@
 use std::path::PathBuf;
 
 use mmcheck::check::{check, Report, RunOptions};
-use mmcheck::engine::Memory;
 use mmcheck::registry::{AnyModel, Registry};
 use mmcheck::scenario::Scenario;
 use mmcheck::term::escape_control;
 
-use super::inputs::{default_scenario_paths, load_all};
+use super::inputs::{default_scenario_paths, load_all, memory_flag};
 use super::output::{emit, emit_json, progress_bar, warn, CliError, Done, HtmlOut};
 
 pub fn cmd_matrix(
@@ -19,15 +18,7 @@ pub fn cmd_matrix(
     memory: Option<String>,
     out: &HtmlOut,
 ) -> Done {
-    let memory = match &memory {
-        None => None,
-        Some(m) => Some(Memory::from_name(m).ok_or_else(|| {
-            CliError::Usage(format!(
-                "--memory: unknown memory model \"{}\"; expected one of: sc, lkmm",
-                escape_control(m)
-            ))
-        })?),
-    };
+    let memory = memory_flag(memory.as_deref())?;
     out.prepare(0)?;
     let mut models: Vec<&'static dyn AnyModel> = match &model {
         None => reg.models().to_vec(),
