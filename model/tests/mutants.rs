@@ -12,10 +12,23 @@ use std::process::Command;
 #[ignore = "cargo-mutants' test (docs/mutants.md): runs the checker's fast scenario set"]
 fn the_checkers_fast_scenarios_give_their_expected_verdicts() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    // The profile this test was built with (`target/<profile>/deps/mutants-*`): cargo-mutants
+    // builds with the `mutants` profile (.cargo/mutants.toml), and the checker must be built
+    // with the same one to reuse its incremental build.
+    let exe = std::env::current_exe().expect("the test's own path");
+    let profile = exe
+        .parent()
+        .and_then(Path::parent)
+        .and_then(Path::file_name)
+        .and_then(|p| p.to_str())
+        .map(|p| if p == "debug" { "dev" } else { p })
+        .expect("target/<profile>/deps")
+        .to_string();
     let status = Command::new(env!("CARGO"))
         .args([
             "test",
-            "--release",
+            "--profile",
+            &profile,
             "-q",
             "-p",
             "mmcheck",
