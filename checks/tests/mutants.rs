@@ -75,7 +75,8 @@ fn slow_names_are_shipped() {
 /// found its field deletions surviving the scenario set: `with_variant()` that keeps the old
 /// variant, `without_mutation()` that keeps the mutation, `scale()` that keeps the old roles).
 /// For every shipped scenario: each variant of its model can be put in, the mutation can be
-/// taken out, and scaling by 2 doubles the threads. Ignored with the rest of this binary.
+/// taken out and is the file's, each role has a kind the model declares, and scaling by 2
+/// doubles the threads. Ignored with the rest of this binary.
 #[test]
 #[ignore = "cargo-mutants' test (docs/mutants.md)"]
 fn the_model_plumbing_keeps_what_it_is_given() {
@@ -85,6 +86,16 @@ fn the_model_plumbing_keeps_what_it_is_given() {
             assert_eq!(with.variant(), v, "{rel}: with_variant({v})");
         }
         assert_eq!(sc.spec.without_mutation().mutation(), None, "{rel}: without_mutation()");
+        // `mutation()` names the file's seeded mutation (the self-test and the reports read it).
+        let text = std::fs::read_to_string(&sc.file).unwrap_or_else(|e| panic!("{rel}: {e}"));
+        let table: toml::Table = text.parse().unwrap_or_else(|e| panic!("{rel}: {e}"));
+        let declared = table.get("mutation").and_then(|m| m.as_str());
+        assert_eq!(sc.spec.mutation(), declared, "{rel}: mutation()");
+        // Each role's kind is one the model declares (the runtime mode groups delays by it).
+        let kinds: Vec<&str> = sc.spec.model().role_kinds().iter().map(|k| k.name).collect();
+        for k in sc.spec.role_kinds() {
+            assert!(kinds.contains(&k), "{rel}: role_kind() {k:?} is none of {kinds:?}");
+        }
         let n = sc.spec.comms().len();
         if let Ok(scaled) = sc.spec.for_real_threads(2, 1, 0, Duration::from_millis(1)) {
             assert_eq!(scaled.comms().len(), 2 * n, "{rel}: scale(2) of {n} threads");
