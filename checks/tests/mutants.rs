@@ -167,3 +167,14 @@ fn the_bit_operations_touch_their_own_bit() {
     assert_eq!(cmpxchg::<P>(&v, 8, 2), 8, "a successful one returns the old value");
     assert_eq!(v.load(Relaxed), 2, "and stores the new one");
 }
+
+/// A model's `symmetry()` declaration changes no verdict (it may only merge states), so the
+/// scenario set cannot judge it: the exact oracle of the reduction soundness suite does
+/// (checks/tests/common/oracle.rs). Symmetry applies to the symmetric 2-kswapd cases and is
+/// exact there, and a 3-kswapd configuration declares none.
+#[test]
+#[ignore = "cargo-mutants' test (docs/mutants.md)"]
+fn the_symmetry_declarations_are_exact_and_applied() {
+    common::oracle::symmetry_stores_exactly_one_state_per_reachable_orbit();
+    common::oracle::no_symmetry_with_more_than_two_kswapds();
+}

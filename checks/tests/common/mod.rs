@@ -8,6 +8,8 @@
 
 #![allow(dead_code)]
 
+pub mod oracle;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
