@@ -97,6 +97,9 @@ fn the_model_plumbing_keeps_what_it_is_given() {
             assert!(kinds.contains(&k), "{rel}: role_kind() {k:?} is none of {kinds:?}");
         }
         let n = sc.spec.comms().len();
+        let same = sc.spec.for_real_threads(1, 1, 0, Duration::from_millis(1));
+        let same = same.unwrap_or_else(|e| panic!("{rel}: scale(1): {e}"));
+        assert_eq!(same.comms(), sc.spec.comms(), "{rel}: scale(1) keeps the threads");
         if let Ok(scaled) = sc.spec.for_real_threads(2, 1, 0, Duration::from_millis(1)) {
             assert_eq!(scaled.comms().len(), 2 * n, "{rel}: scale(2) of {n} threads");
             // kswapd-stall's runtime mode runs the kernel's timers on the clock (`real_time()`);
@@ -106,6 +109,19 @@ fn the_model_plumbing_keeps_what_it_is_given() {
             }
         }
     }
+}
+
+/// Scaling by 1, with no extra work and no hold spins asked for, runs the file as written: a
+/// writer keeps its own `spins` (no shipped file sets them, so the loop above cannot see it).
+#[test]
+#[ignore = "cargo-mutants' test (docs/mutants.md)"]
+fn scaling_by_one_keeps_the_configuration() {
+    use mmmodel::model::Model;
+    use mmmodel::reclaim::{Config, Role, Variant};
+    let kswapd = Role::Kswapd { node: 0, batches: 1, pages: 1, balances: true };
+    let roles = vec![kswapd, Role::Writer { holds: 1, spins: 3 }];
+    let cfg = Config { variant: Variant::Recheck, mutation: None, roles, timer: TimerModel::Never };
+    assert_eq!(KswapdStall::scale(&cfg, 1, 1, 0), Ok(cfg.clone()));
 }
 
 /// The wait-queue contract no shipped model exercises (cargo-mutants found `__wake_up()`
@@ -171,10 +187,12 @@ fn the_bit_operations_touch_their_own_bit() {
 /// A model's `symmetry()` declaration changes no verdict (it may only merge states), so the
 /// scenario set cannot judge it: the exact oracle of the reduction soundness suite does
 /// (checks/tests/common/oracle.rs). Symmetry applies to the symmetric 2-kswapd cases and is
-/// exact there, and a 3-kswapd configuration declares none.
+/// exact there; a 3-kswapd configuration declares none, nor does one whose last thread (the
+/// body task) is a kswapd.
 #[test]
 #[ignore = "cargo-mutants' test (docs/mutants.md)"]
 fn the_symmetry_declarations_are_exact_and_applied() {
     common::oracle::symmetry_stores_exactly_one_state_per_reachable_orbit();
     common::oracle::no_symmetry_with_more_than_two_kswapds();
+    common::oracle::no_symmetry_for_a_kswapd_on_the_body_task();
 }

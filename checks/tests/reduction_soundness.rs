@@ -189,6 +189,11 @@ fn no_symmetry_with_more_than_two_kswapds() {
     oracle::no_symmetry_with_more_than_two_kswapds();
 }
 
+#[test]
+fn no_symmetry_for_a_kswapd_on_the_body_task() {
+    oracle::no_symmetry_for_a_kswapd_on_the_body_task();
+}
+
 /// Under the kernel's memory model a cycle in which kcompactd keeps reading a stale
 /// `NR_ISOLATED` is not a livelock (docs/model.md, "The kernel's memory model in the stateful
 /// engine", Liveness): the fair-cycle pass leaves transitions that read a stale store out of

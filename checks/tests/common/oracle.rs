@@ -91,3 +91,14 @@ pub fn no_symmetry_with_more_than_two_kswapds() {
     assert_eq!(st.symmetry_group, 1);
     assert!(st.symmetry_not_applied.is_some_and(|w| w.contains("more than two kswapds")), "{st:?}");
 }
+
+/// A kswapd on the last thread (the body task, which also boots the kernel and joins the
+/// others) is in no orbit: with two kswapds and nothing else, the model declares no symmetry.
+pub fn no_symmetry_for_a_kswapd_on_the_body_task() {
+    let text = "model = \"kswapd-stall\"\nvariant = \"recheck\"\n\n[[thread]]\nrole = \"kswapd\"\nnode = 0\n\n\
+                [[thread]]\nrole = \"kswapd\"\nnode = 1\n\n[explore]\nengine = \"stateful\"\n\n[expect]\nverdict = \"pass\"\n";
+    let sc = scenario::parse(Path::new("generated.toml"), text).unwrap_or_else(|e| panic!("{e}"));
+    let st = sc.spec.explore(ENGINE, &opts(Reduce::default())).stats.expect("stats");
+    assert_eq!(st.symmetry_group, 1);
+    assert!(st.symmetry_not_applied.is_some_and(|w| w.contains("not the last thread")), "{st:?}");
+}
