@@ -124,6 +124,33 @@ fn scaling_by_one_keeps_the_configuration() {
     assert_eq!(KswapdStall::scale(&cfg, 1, 1, 0), Ok(cfg.clone()));
 }
 
+/// kswapd-stall's `scale(k, work, hold_spins)` for the runtime mode: `k` copies of the threads,
+/// copy `i` on nodes shifted by `i` times the node count, each role's work multiplied by
+/// `work`, each writer's holds lengthened by `hold_spins` (checked against the configuration
+/// written out by hand; no verdict reads it).
+#[test]
+#[ignore = "cargo-mutants' test (docs/mutants.md)"]
+fn scaling_copies_the_threads_onto_fresh_nodes() {
+    use mmmodel::model::Model;
+    use mmmodel::reclaim::{Config, Role, Variant};
+    let roles = |copies: i32, work: u32, spins: u32| -> Vec<Role> {
+        (0..copies)
+            .flat_map(|i| {
+                let n = 2 * i;
+                [
+                    Role::Kswapd { node: n, batches: 2 * work, pages: 1, balances: true },
+                    Role::Kswapd { node: n + 1, batches: work, pages: 2, balances: false },
+                    Role::Allocator { node: n + 1, attempts: 2 * work },
+                    Role::DirectReclaim { node: n, batches: 2 * work, pages: 1, tags_congested: true },
+                    Role::Writer { holds: 2 * work, spins },
+                ]
+            })
+            .collect()
+    };
+    let cfg = |roles| Config { variant: Variant::Recheck, mutation: None, roles, timer: TimerModel::Never };
+    assert_eq!(KswapdStall::scale(&cfg(roles(1, 1, 0)), 2, 3, 5), Ok(cfg(roles(2, 3, 5))));
+}
+
 /// The wait-queue contract no shipped model exercises (cargo-mutants found `__wake_up()`
 /// dropping the entries of the tasks it did not wake surviving the scenario set; docs/mutants.md):
 /// in every model a queue's sleepers share one sleeping state, so a wake-up either wakes every
