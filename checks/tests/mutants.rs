@@ -46,11 +46,17 @@ fn fast_scenarios_give_their_expected_verdicts() {
     // and cargo-mutants runs one mutant at a time on a machine shared with other work.
     let opts = RunOptions { check_online: false, ..RunOptions::default() };
     // The first mismatch is enough to catch a mutant: stop there (MMCHECK_MUTANTS_ALL=1 runs on
-    // and lists every mismatch, for studying one mutant by hand).
+    // and lists every mismatch, for studying one mutant by hand; MMCHECK_MUTANTS_TIMES=1 prints
+    // each file's time, with --nocapture).
     let all_of_them = std::env::var("MMCHECK_MUTANTS_ALL").is_ok_and(|v| v == "1");
     let mut wrong = Vec::new();
+    let times = std::env::var("MMCHECK_MUTANTS_TIMES").is_ok_and(|v| v == "1");
     for (rel, sc) in &all {
+        let t0 = std::time::Instant::now();
         let r = check(sc, &opts);
+        if times {
+            eprintln!("{:8.3} s {rel}", t0.elapsed().as_secs_f64());
+        }
         if !r.matched {
             wrong.push(format!("{rel}: {:?}, expected {}", r.verdict, r.expected_label()));
             if !all_of_them {
