@@ -157,6 +157,45 @@ fn scaling_copies_the_threads_onto_fresh_nodes() {
     assert_eq!(KswapdStall::scale(&cfg(roles(1, 1, 0)), 2, 3, 5), Ok(cfg(roles(2, 3, 5))));
 }
 
+/// kswapd-stall's runtime counters (`mmcheck run` prints them; no verdict reads them), on a
+/// trace written by hand: a kswapd that lost the cmpxchg sleeps 10 µs on
+/// `kswapd_contended_wait` until its timer expires, and a direct reclaimer sleeps 4 µs on
+/// `congestion_wqh` until it is woken.
+#[test]
+#[ignore = "cargo-mutants' test (docs/mutants.md)"]
+fn the_kswapd_stall_counters_count_the_stalls() {
+    use mmmodel::event::{Event as Ev, KernelEvent};
+    use mmmodel::model::Model;
+    use mmmodel::reclaim::{Config, Role, Variant, CONGESTION_WQH, KSWAPD_CONTENDED_WAIT};
+    use std::time::Instant;
+    let roles = vec![
+        Role::Kswapd { node: 0, batches: 1, pages: 1, balances: true },
+        Role::DirectReclaim { node: 0, batches: 1, pages: 1, tags_congested: true },
+    ];
+    let cfg = Config { variant: Variant::Recheck, mutation: None, roles, timer: TimerModel::Never };
+    let t0 = Instant::now();
+    let at = |us: u64| t0 + Duration::from_micros(us);
+    let trace: Vec<(usize, Ev<mmmodel::reclaim::Event>, Instant)> = vec![
+        (0, KernelEvent::Enqueued { wq: KSWAPD_CONTENDED_WAIT }.into(), at(0)),
+        (0, KernelEvent::Schedule { timeout: 1 }.into(), at(1)),
+        (1, KernelEvent::Enqueued { wq: CONGESTION_WQH }.into(), at(2)),
+        (1, KernelEvent::Schedule { timeout: 1 }.into(), at(3)),
+        (1, KernelEvent::Woken.into(), at(7)),
+        (0, KernelEvent::TimedOut { jiffies: 1 }.into(), at(11)),
+    ];
+    let events: Vec<_> = trace.iter().map(|(p, e, _)| (*p, e.clone())).collect();
+    let times: Vec<_> = trace.iter().map(|(_, _, t)| *t).collect();
+    let mut out = Default::default();
+    KswapdStall::counters(&cfg, &events, &times, &mut out);
+    let get = |k: &str| out.get(k).copied().unwrap_or(0.0);
+    let near = |k: &str, v: f64| assert!((get(k) - v).abs() < 0.01, "{k}: {} against {v} ({out:?})", get(k));
+    near("stalls", 1.0);
+    near("stalls-full-timeout", 1.0);
+    near("stall-us", 10.0);
+    near("direct-stall-us", 4.0);
+    near("stall-us-total", 14.0);
+}
+
 /// The wait-queue contract no shipped model exercises (cargo-mutants found `__wake_up()`
 /// dropping the entries of the tasks it did not wake surviving the scenario set; docs/mutants.md):
 /// in every model a queue's sleepers share one sleeping state, so a wake-up either wakes every
