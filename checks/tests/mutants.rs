@@ -3,8 +3,10 @@
 //! `mmcheck check` would, minus the few that took over a second each when the set was chosen
 //! (`SLOW`: the PCT runs of 100,000 schedules and the loom explorations at the highest
 //! preemption bounds). The seeded mutants' own files are in the set, so a mutant that stops a
-//! seeded bug from showing is caught too. Ignored in a plain `cargo test`: the scenario
-//! binaries check the same files and more; cargo-mutants asks for it with `--ignored`.
+//! seeded bug from showing is caught too. Before the scenarios, direct checks of what no
+//! verdict depends on (the `Model` plumbing, the runtime counters, symmetry, two kernel
+//! primitives' contracts). Ignored in a plain `cargo test`: the scenario binaries check the
+//! same files and more; cargo-mutants asks for it with `--ignored`.
 
 mod common;
 
@@ -38,8 +40,33 @@ const SLOW: &[&str] = &[
     "kswapd-stall/directcongest-v1-congestion-lost-wakeup.toml",
 ];
 
+/// The test cargo-mutants runs: the direct checks below first (milliseconds each, the symmetry
+/// oracle about a second), then the scenario set. The first failure ends it, so a mutant that a
+/// direct check catches does not wait for the scenarios. Ignored in a plain `cargo test`: the
+/// scenario binaries check the same files and more, and reduction_soundness the symmetry.
 #[test]
 #[ignore = "cargo-mutants' test (docs/mutants.md); the scenario binaries cover these files"]
+fn mutants() {
+    let direct: &[(&str, fn())] = &[
+        ("the_model_plumbing_keeps_what_it_is_given", the_model_plumbing_keeps_what_it_is_given),
+        ("scaling_by_one_keeps_the_configuration", scaling_by_one_keeps_the_configuration),
+        ("scaling_copies_the_threads_onto_fresh_nodes", scaling_copies_the_threads_onto_fresh_nodes),
+        ("the_kswapd_stall_counters_count_the_stalls", the_kswapd_stall_counters_count_the_stalls),
+        ("a_wake_up_leaves_queued_whom_it_does_not_wake", a_wake_up_leaves_queued_whom_it_does_not_wake),
+        ("the_bit_operations_touch_their_own_bit", the_bit_operations_touch_their_own_bit),
+        ("the_symmetry_declarations_are_exact_and_applied", the_symmetry_declarations_are_exact_and_applied),
+    ];
+    for (name, check) in direct {
+        eprintln!("{name}");
+        check();
+    }
+    // MMCHECK_MUTANTS_DIRECT=1: the direct checks only (for trying a mutant by hand).
+    if std::env::var("MMCHECK_MUTANTS_DIRECT").is_ok_and(|v| v == "1") {
+        return;
+    }
+    fast_scenarios_give_their_expected_verdicts();
+}
+
 fn fast_scenarios_give_their_expected_verdicts() {
     let all: Vec<_> = common::shipped().into_iter().filter(|(rel, _)| !SLOW.contains(&rel.as_str())).collect();
     // One at a time: loom explorations on both cores slow each other down (common::LOOM_SERIAL),
@@ -83,8 +110,6 @@ fn slow_names_are_shipped() {
 /// For every shipped scenario: each variant of its model can be put in, the mutation can be
 /// taken out and is the file's, each role has a kind the model declares, and scaling by 2
 /// doubles the threads. Ignored with the rest of this binary.
-#[test]
-#[ignore = "cargo-mutants' test (docs/mutants.md)"]
 fn the_model_plumbing_keeps_what_it_is_given() {
     for (rel, sc) in common::shipped() {
         for v in sc.spec.model().variants() {
@@ -119,8 +144,6 @@ fn the_model_plumbing_keeps_what_it_is_given() {
 
 /// Scaling by 1, with no extra work and no hold spins asked for, runs the file as written: a
 /// writer keeps its own `spins` (no shipped file sets them, so the loop above cannot see it).
-#[test]
-#[ignore = "cargo-mutants' test (docs/mutants.md)"]
 fn scaling_by_one_keeps_the_configuration() {
     use mmmodel::model::Model;
     use mmmodel::reclaim::{Config, Role, Variant};
@@ -134,8 +157,6 @@ fn scaling_by_one_keeps_the_configuration() {
 /// copy `i` on nodes shifted by `i` times the node count, each role's work multiplied by
 /// `work`, each writer's holds lengthened by `hold_spins` (checked against the configuration
 /// written out by hand; no verdict reads it).
-#[test]
-#[ignore = "cargo-mutants' test (docs/mutants.md)"]
 fn scaling_copies_the_threads_onto_fresh_nodes() {
     use mmmodel::model::Model;
     use mmmodel::reclaim::{Config, Role, Variant};
@@ -161,8 +182,6 @@ fn scaling_copies_the_threads_onto_fresh_nodes() {
 /// trace written by hand: a kswapd that lost the cmpxchg sleeps 10 µs on
 /// `kswapd_contended_wait` until its timer expires, and a direct reclaimer sleeps 4 µs on
 /// `congestion_wqh` until it is woken.
-#[test]
-#[ignore = "cargo-mutants' test (docs/mutants.md)"]
 fn the_kswapd_stall_counters_count_the_stalls() {
     use mmmodel::event::{Event as Ev, KernelEvent};
     use mmmodel::model::Model;
@@ -202,8 +221,6 @@ fn the_kswapd_stall_counters_count_the_stalls() {
 /// sleeper or finds the others already running. Checked here on the runtime platform, one
 /// thread, for a model that mixes them: `wake_up_interruptible()` wakes the interruptible
 /// sleeper and leaves the uninterruptible one queued, for the `wake_up()` that comes next.
-#[test]
-#[ignore = "cargo-mutants' test (docs/mutants.md)"]
 fn a_wake_up_leaves_queued_whom_it_does_not_wake() {
     type P = Std<NoGhost<()>>;
     let sched = Sched::<P>::new(3, TimerModel::Never, Arc::new(NoGhost::default()));
@@ -224,8 +241,6 @@ fn a_wake_up_leaves_queued_whom_it_does_not_wake() {
 /// `1 >> nr` agree, so the scenarios cannot tell a bit operation that shifts the wrong way.
 /// Checked on the runtime platform, one thread: each operation changes its own bit only, and
 /// each value-returning one returns what the kernel's does.
-#[test]
-#[ignore = "cargo-mutants' test (docs/mutants.md)"]
 fn the_bit_operations_touch_their_own_bit() {
     use mmmodel::kernel::atomic::{
         atomic_dec, atomic_inc, atomic_read, clear_bit, cmpxchg, read_once, set_bit, test_and_clear_bit,
@@ -261,8 +276,6 @@ fn the_bit_operations_touch_their_own_bit() {
 /// (checks/tests/common/oracle.rs). Symmetry applies to the symmetric 2-kswapd cases and is
 /// exact there; a 3-kswapd configuration declares none, nor does one whose last thread (the
 /// body task) is a kswapd.
-#[test]
-#[ignore = "cargo-mutants' test (docs/mutants.md)"]
 fn the_symmetry_declarations_are_exact_and_applied() {
     common::oracle::symmetry_stores_exactly_one_state_per_reachable_orbit();
     common::oracle::no_symmetry_with_more_than_two_kswapds();
