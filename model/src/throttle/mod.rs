@@ -657,3 +657,76 @@ impl Model for ReclaimThrottle {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(roles: Vec<Role>) -> Config {
+        Config {
+            variant: Variant::V516Rc1,
+            mutation: None,
+            roles,
+            preempt: Preempt::None,
+            cpus: 2,
+            lru: 4,
+            write_pending: 2,
+            swap_cluster_max: 32,
+            queued_locks: false,
+        }
+    }
+    fn direct(batch: u32) -> Role {
+        Role::DirectReclaimer { cpu: None, gfp: Gfp::Kernel, batch, congested: false, progress: true }
+    }
+    fn compactor(gfp: Gfp, buffer: Buffer) -> Role {
+        Role::Compactor { cpu: None, gfp, mode: Mode::Async, batch: 0, buffer }
+    }
+    fn refused(c: &Config, why: &str) {
+        let e = ReclaimThrottle::validate(c).expect_err(why);
+        assert!(e.contains(why), "{e:?} does not say {why:?}");
+    }
+
+    /// Each limit at its edge: the last value accepted and the first refused.
+    #[test]
+    fn validation_refuses_what_the_kernel_cannot_have() {
+        assert!(ReclaimThrottle::validate(&cfg(vec![direct(4)])).is_ok(), "batches = lru");
+        refused(&cfg(vec![direct(3), direct(2)]), "the threads isolate up to 5 pages");
+        refused(&cfg(vec![]), "threads");
+        assert!(ReclaimThrottle::validate(&cfg(vec![direct(0); MAX_TASKS])).is_ok(), "MAX_TASKS threads");
+        refused(&cfg(vec![direct(0); MAX_TASKS + 1]), "threads");
+        refused(&Config { cpus: 0, ..cfg(vec![direct(1)]) }, "cpus = 0 is out of range");
+        assert!(ReclaimThrottle::validate(&Config { cpus: MAX_CPUS as u8, ..cfg(vec![direct(1)]) }).is_ok());
+        refused(&Config { cpus: MAX_CPUS as u8 + 1, ..cfg(vec![direct(1)]) }, "out of range");
+        let on = |cpu| Role::Writeback { cpu: Some(cpu), pages: 1 };
+        assert!(ReclaimThrottle::validate(&cfg(vec![direct(1), on(1)])).is_ok(), "the last CPU");
+        refused(&cfg(vec![direct(1), on(2)]), "bound to cpu2, which does not exist");
+        let isolator = Role::Isolator { cpu: None, pages: 1 };
+        let kworker = |cpu| Role::Kworker { cpu };
+        assert!(ReclaimThrottle::validate(&cfg(vec![isolator.clone(), kworker(0), kworker(1)])).is_ok());
+        refused(&cfg(vec![isolator.clone(), kworker(1), kworker(1)]), "cpu1 has a kworker already");
+        refused(&cfg(vec![direct(1), kworker(0)]), "no isolator");
+        refused(&cfg(vec![compactor(Gfp::Kernel, Buffer::Holds)]), "GFP_NOFS");
+        assert!(ReclaimThrottle::validate(&cfg(vec![compactor(Gfp::Nofs, Buffer::Holds)])).is_ok(), "one holder");
+        refused(
+            &cfg(vec![compactor(Gfp::Nofs, Buffer::Holds), compactor(Gfp::Nofs, Buffer::Holds)]),
+            "at most one compactor holds",
+        );
+        let wb = |pages| Role::Writeback { cpu: None, pages };
+        assert!(ReclaimThrottle::validate(&cfg(vec![wb(2)])).is_ok(), "write_pending = completions");
+        refused(&cfg(vec![wb(3)]), "write_pending = 2 is below the 3 pages");
+    }
+
+    /// A task's CPU: its own, or its pid modulo the CPU count; and the count of tasks per CPU.
+    #[test]
+    fn tasks_are_bound_to_their_cpu_or_spread_by_pid() {
+        let c = Config {
+            cpus: 3,
+            ..cfg(vec![direct(0), direct(0), Role::Writeback { cpu: Some(0), pages: 0 }, direct(0)])
+        };
+        let cpus: Vec<u8> = (0..4).map(|p| c.cpu_of(p)).collect();
+        assert_eq!(cpus, vec![0, 1, 0, 0]);
+        assert_eq!(c.tasks_per_cpu(), vec![3, 1, 0]);
+        let k = cfg(vec![Role::Kworker { cpu: 1 }, Role::Kworker { cpu: 0 }, Role::Isolator { cpu: None, pages: 1 }]);
+        assert_eq!(k.kworker_cpus(), vec![0, 1]);
+    }
+}
