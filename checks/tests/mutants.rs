@@ -52,6 +52,15 @@ fn mutants() {
         ("scaling_by_one_keeps_the_configuration", scaling_by_one_keeps_the_configuration),
         ("scaling_copies_the_threads_onto_fresh_nodes", scaling_copies_the_threads_onto_fresh_nodes),
         ("the_kswapd_stall_counters_count_the_stalls", the_kswapd_stall_counters_count_the_stalls),
+        (
+            "compaction_scaling_aims_each_copy_at_its_own_compactor",
+            compaction_scaling_aims_each_copy_at_its_own_compactor,
+        ),
+        ("the_compaction_counters_count_pages_and_scanned_pfns", the_compaction_counters_count_pages_and_scanned_pfns),
+        (
+            "the_throttle_counters_count_the_throttles_and_the_timeouts",
+            the_throttle_counters_count_the_throttles_and_the_timeouts,
+        ),
         ("a_wake_up_leaves_queued_whom_it_does_not_wake", a_wake_up_leaves_queued_whom_it_does_not_wake),
         ("the_bit_operations_touch_their_own_bit", the_bit_operations_touch_their_own_bit),
         ("the_symmetry_declarations_are_exact_and_applied", the_symmetry_declarations_are_exact_and_applied),
@@ -213,6 +222,116 @@ fn the_kswapd_stall_counters_count_the_stalls() {
     near("stall-us", 10.0);
     near("direct-stall-us", 4.0);
     near("stall-us-total", 14.0);
+}
+
+/// compaction's `scale(k, work)` for the runtime mode: `k` copies of the threads, each copy's
+/// killers and resched threads aimed at its own copy's compactor, each lock holder's holds
+/// multiplied by `work`; scale 1 with no extra work keeps the configuration.
+fn compaction_scaling_aims_each_copy_at_its_own_compactor() {
+    use mmmodel::compaction::{Compaction, Config, HeldLock, Mode, Role, Variant};
+    use mmmodel::model::Model;
+    let roles = |copies: usize, work: u32| -> Vec<Role> {
+        (0..copies)
+            .flat_map(|i| {
+                [
+                    Role::compactor(Mode::Async),
+                    Role::compactor(Mode::Async),
+                    Role::LockHolder { lock: HeldLock::LruLock, holds: 2 * work },
+                    Role::Killer { target: 1 + 5 * i },
+                    Role::Resched { target: 5 * i },
+                ]
+            })
+            .collect()
+    };
+    let cfg = |roles| Config {
+        variant: Variant::FatalFix,
+        mutation: None,
+        roles,
+        pageblocks: 4,
+        pages_per_block: 4,
+        swap_cluster_max: 2,
+        compact_cluster_max: 1,
+        unmovable_per_block: 0,
+    };
+    assert_eq!(Compaction::scale(&cfg(roles(1, 1)), 1, 1, 0), Ok(cfg(roles(1, 1))));
+    assert_eq!(Compaction::scale(&cfg(roles(1, 1)), 3, 3, 0), Ok(cfg(roles(3, 3))));
+    assert_eq!(Compaction::scale(&cfg(roles(1, 1)), 1, 2, 0), Ok(cfg(roles(1, 2))), "more work, one copy");
+}
+
+/// compaction's runtime counters on a trace written by hand, in a zone of 4 pageblocks of 4
+/// pages (pfns 4 to 19): compactor 0 isolates 3 pages to migrate and 2 free ones, migrates 2,
+/// and stops with its scanners at pfns 9 and 13 (5 pages scanned up from 4; the free scanner
+/// covered the top pageblock, 16 to 19, and 12 to 13 of the next: 5); compactor 1 ends with no
+/// reason at pfns 6 and 16 (2 pages, and the top pageblock: 4).
+fn the_compaction_counters_count_pages_and_scanned_pfns() {
+    use mmmodel::compaction::{CompactResult, Compaction, Config, Event, Mode, Role, Variant};
+    use mmmodel::event::Event as Ev;
+    use mmmodel::model::Model;
+    let cfg = Config {
+        variant: Variant::FatalFix,
+        mutation: None,
+        roles: vec![Role::compactor(Mode::Async), Role::compactor(Mode::Async)],
+        pageblocks: 4,
+        pages_per_block: 4,
+        swap_cluster_max: 2,
+        compact_cluster_max: 1,
+        unmovable_per_block: 0,
+    };
+    let events: Vec<(usize, Ev<Event>)> = vec![
+        (0, Ev::Proto(Event::Isolated { free: false, pfn: 4, pages: 3 })),
+        (0, Ev::Proto(Event::Isolated { free: true, pfn: 16, pages: 2 })),
+        (0, Ev::Proto(Event::Migrated { pages: 2, enomem: false })),
+        (0, Ev::Proto(Event::ScannerAt { migrate_pfn: 9, free_pfn: 13 })),
+        (
+            1,
+            Ev::Proto(Event::CompactEnd {
+                result: CompactResult::Complete,
+                reason: None,
+                migrate_pfn: 6,
+                free_pfn: 16,
+            }),
+        ),
+    ];
+    let times = vec![std::time::Instant::now(); events.len()];
+    let mut out = Default::default();
+    Compaction::counters(&cfg, &events, &times, &mut out);
+    let want = [
+        ("isolated-migrate", 3.0),
+        ("isolated-free", 2.0),
+        ("migrated", 2.0),
+        ("end-none", 1.0),
+        ("migrate-scanned", 7.0),
+        ("free-scanned", 9.0),
+    ];
+    for (k, v) in want {
+        assert_eq!(out.get(k).copied(), Some(v), "{k} ({out:?})");
+    }
+}
+
+/// reclaim-throttle's runtime counters: every throttle, and those that slept their whole
+/// timeout.
+fn the_throttle_counters_count_the_throttles_and_the_timeouts() {
+    use mmmodel::event::Event as Ev;
+    use mmmodel::model::Model;
+    use mmmodel::throttle::{Event, Reason, ReclaimThrottle};
+    let cfg = mmmodel::throttle::Config {
+        variant: mmmodel::throttle::Variant::V516Rc1,
+        mutation: None,
+        roles: vec![],
+        preempt: mmmodel::kernel::cpu::Preempt::None,
+        cpus: 1,
+        lru: 1,
+        write_pending: 0,
+        swap_cluster_max: 32,
+        queued_locks: false,
+    };
+    let throttle = Ev::Proto(Event::Throttle { reason: Reason::Writeback, timeout: 10 });
+    let end = |slept| Ev::Proto(Event::ThrottleEnd { reason: Reason::Writeback, timeout: 10, slept });
+    let events = vec![(0, throttle.clone()), (1, throttle), (0, end(10)), (1, end(4))];
+    let mut out = Default::default();
+    ReclaimThrottle::counters(&cfg, &events, &[], &mut out);
+    assert_eq!(out.get("throttled").copied(), Some(2.0), "{out:?}");
+    assert_eq!(out.get("throttle-timed-out").copied(), Some(1.0), "{out:?}");
 }
 
 /// The wait-queue contract no shipped model exercises (cargo-mutants found `__wake_up()`
