@@ -511,6 +511,19 @@ mod tests {
         assert!(KswapdStall::validate(&cfg(vec![Role::Writer { holds: 1, spins: 0 }; MAX_TASKS + 1]))
             .unwrap_err()
             .contains("at most"));
+        // Each limit at its edge: the last value accepted.
+        let mut full = vec![Role::Writer { holds: 1, spins: 0 }; MAX_TASKS - 1];
+        full.push(kswapd(MAX_NODE));
+        assert!(KswapdStall::validate(&cfg(full)).is_ok(), "MAX_TASKS threads, a kswapd of MAX_NODE");
+        assert!(KswapdStall::validate(&cfg(vec![kswapd(-1)])).unwrap_err().contains("out of range"));
+        // The protocol runs in a kswapd or a direct reclaimer; an allocator's node needs a kswapd.
+        let writer = Role::Writer { holds: 1, spins: 0 };
+        assert!(KswapdStall::validate(&cfg(vec![writer.clone()])).unwrap_err().contains("needs a kswapd or a direct"));
+        let direct = Role::DirectReclaim { node: 0, batches: 1, pages: 1, tags_congested: false };
+        assert!(KswapdStall::validate(&cfg(vec![direct, writer])).is_ok());
+        let allocator = |node| Role::Allocator { node, attempts: 1 };
+        assert!(KswapdStall::validate(&cfg(vec![kswapd(1), allocator(1)])).is_ok());
+        assert!(KswapdStall::validate(&cfg(vec![kswapd(1), allocator(0)])).is_err());
     }
 
     #[test]
