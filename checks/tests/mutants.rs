@@ -189,8 +189,9 @@ fn scaling_copies_the_threads_onto_fresh_nodes() {
 
 /// kswapd-stall's runtime counters (`mmcheck run` prints them; no verdict reads them), on a
 /// trace written by hand: a kswapd that lost the cmpxchg sleeps 10 µs on
-/// `kswapd_contended_wait` until its timer expires, and a direct reclaimer sleeps 4 µs on
-/// `congestion_wqh` until it is woken.
+/// `kswapd_contended_wait` until its timer expires, then 2 µs more there until it is woken; a
+/// direct reclaimer sleeps 4 µs on `congestion_wqh` until its timer expires; a loop the checker
+/// stopped counts too.
 fn the_kswapd_stall_counters_count_the_stalls() {
     use mmmodel::event::{Event as Ev, KernelEvent};
     use mmmodel::model::Model;
@@ -208,8 +209,12 @@ fn the_kswapd_stall_counters_count_the_stalls() {
         (0, KernelEvent::Schedule { timeout: 1 }.into(), at(1)),
         (1, KernelEvent::Enqueued { wq: CONGESTION_WQH }.into(), at(2)),
         (1, KernelEvent::Schedule { timeout: 1 }.into(), at(3)),
-        (1, KernelEvent::Woken.into(), at(7)),
+        (1, KernelEvent::TimedOut { jiffies: 1 }.into(), at(7)),
         (0, KernelEvent::TimedOut { jiffies: 1 }.into(), at(11)),
+        (0, KernelEvent::Enqueued { wq: KSWAPD_CONTENDED_WAIT }.into(), at(12)),
+        (0, KernelEvent::Schedule { timeout: 1 }.into(), at(13)),
+        (0, KernelEvent::Woken.into(), at(15)),
+        (1, KernelEvent::StepBound { steps: 1 }.into(), at(21)),
     ];
     let events: Vec<_> = trace.iter().map(|(p, e, _)| (*p, e.clone())).collect();
     let times: Vec<_> = trace.iter().map(|(_, _, t)| *t).collect();
@@ -217,11 +222,12 @@ fn the_kswapd_stall_counters_count_the_stalls() {
     KswapdStall::counters(&cfg, &events, &times, &mut out);
     let get = |k: &str| out.get(k).copied().unwrap_or(0.0);
     let near = |k: &str, v: f64| assert!((get(k) - v).abs() < 0.01, "{k}: {} against {v} ({out:?})", get(k));
-    near("stalls", 1.0);
+    near("stalls", 2.0);
     near("stalls-full-timeout", 1.0);
-    near("stall-us", 10.0);
+    near("stall-us", 12.0);
     near("direct-stall-us", 4.0);
-    near("stall-us-total", 14.0);
+    near("stall-us-total", 16.0);
+    near("loops-stopped", 1.0);
 }
 
 /// compaction's `scale(k, work)` for the runtime mode: `k` copies of the threads, each copy's

@@ -5,7 +5,8 @@
 //!   plain reads (`test_bit`, `atomic_read`, `READ_ONCE`) are unordered: `Relaxed`;
 //! * value-returning read-modify-writes (`cmpxchg`, `test_and_set_bit`,
 //!   `test_and_clear_bit`) are fully ordered: a full barrier before and after;
-//! * `smp_mb()` and `smp_mb__after_atomic()` are `fence(SeqCst)`.
+//! * `smp_mb__after_atomic()` is `fence(SeqCst)` (no model calls a bare `smp_mb()`; the
+//!   barriers of `set_current_state()` and `try_to_wake_up()` are in kernel/sched.rs).
 //!
 //! The fences are [`KernelFence`]s: the stateful platform under `memory = "lkmm"` reads each by
 //! its kernel name (a failed `cmpxchg()` is then unordered, as atomic_t.txt says); every other
@@ -14,12 +15,6 @@
 use core::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed};
 
 use crate::platform::{Atomic, AtomicInt, KernelFence, Platform};
-
-/// `smp_mb()`.
-#[inline(always)]
-pub fn smp_mb<P: Platform>() {
-    P::kernel_fence(KernelFence::Mb)
-}
 
 /// `smp_mb__after_atomic()`: a full barrier after a non-value-returning atomic.
 #[allow(non_snake_case)]
