@@ -38,16 +38,6 @@ pub enum TimerModel {
     Real { jiffy: Duration },
 }
 
-impl TimerModel {
-    pub fn name(self) -> &'static str {
-        match self {
-            TimerModel::Never => "never",
-            TimerModel::AnyTime => "any-time",
-            TimerModel::Real { .. } => "real",
-        }
-    }
-}
-
 /// The model's `task_struct`: what a waker needs to reach a task.
 pub struct Task<P: Platform> {
     pub pid: Pid,
