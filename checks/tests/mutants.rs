@@ -62,6 +62,11 @@ fn mutants() {
             the_throttle_counters_count_the_throttles_and_the_timeouts,
         ),
         ("a_wake_up_leaves_queued_whom_it_does_not_wake", a_wake_up_leaves_queued_whom_it_does_not_wake),
+        ("the_real_timer_sleeps_out_its_timeout", the_real_timer_sleeps_out_its_timeout),
+        (
+            "the_runtime_mode_delays_each_task_and_sums_their_cpu_time",
+            the_runtime_mode_delays_each_task_and_sums_their_cpu_time,
+        ),
         ("the_bit_operations_touch_their_own_bit", the_bit_operations_touch_their_own_bit),
         ("the_symmetry_declarations_are_exact_and_applied", the_symmetry_declarations_are_exact_and_applied),
     ];
@@ -372,6 +377,57 @@ fn the_throttle_counters_count_the_throttles_and_the_timeouts() {
     ReclaimThrottle::counters(&cfg, &events, &[], &mut out);
     assert_eq!(out.get("throttled").copied(), Some(2.0), "{out:?}");
     assert_eq!(out.get("throttle-timed-out").copied(), Some(1.0), "{out:?}");
+}
+
+/// The runtime mode's timer (`TimerModel::Real`, what `mmcheck run` sleeps on), on one real
+/// thread: a sleeper that is already woken returns at once with (about) its whole timeout left,
+/// and one that nobody wakes sleeps its timeout out and returns 0. The bounds are one-sided or
+/// wide (half the timeout), so a loaded machine cannot make the check fail.
+fn the_real_timer_sleeps_out_its_timeout() {
+    use mmmodel::kernel::sched::{io_schedule_timeout, set_current_state, try_to_wake_up};
+    use std::time::Instant;
+    type P = Std<NoGhost<()>>;
+    let sched = Sched::<P>::new(1, TimerModel::Real { jiffy: Duration::from_millis(20) }, Arc::new(NoGhost::default()));
+    let cur = sched.enter(0);
+    set_current_state(&cur, TASK_INTERRUPTIBLE);
+    assert!(try_to_wake_up(&sched, &sched.tasks[0], TASK_INTERRUPTIBLE));
+    let left = io_schedule_timeout(&cur, 50);
+    assert!((25..=50).contains(&left), "woken before it slept: {left} of 50 jiffies left");
+    let sched = Sched::<P>::new(1, TimerModel::Real { jiffy: Duration::from_millis(1) }, Arc::new(NoGhost::default()));
+    let cur = sched.enter(0);
+    set_current_state(&cur, TASK_UNINTERRUPTIBLE);
+    let t0 = Instant::now();
+    assert_eq!(io_schedule_timeout(&cur, 3), 0, "nobody woke it");
+    assert!(t0.elapsed() >= Duration::from_millis(3), "slept {:?} of a 3 ms timeout", t0.elapsed());
+}
+
+/// The runtime mode's start (`run_tasks` on real threads): each task begins after its delay,
+/// and the CPU time the tasks used is summed. One-sided bounds again.
+fn the_runtime_mode_delays_each_task_and_sums_their_cpu_time() {
+    use mmmodel::kernel::sched::{run_tasks, Start};
+    use std::sync::Mutex;
+    use std::time::Instant;
+    type P = Std<NoGhost<()>>;
+    let called = Instant::now();
+    let started = Arc::new(Mutex::new(vec![None; 2]));
+    let s = Arc::clone(&started);
+    let task = Arc::new(move |pid: usize| {
+        let t = Instant::now();
+        s.lock().unwrap()[pid] = Some(t);
+        // Burn 5 ms of CPU.
+        while t.elapsed() < Duration::from_millis(5) {
+            std::hint::spin_loop();
+        }
+    });
+    let start = Start { delays: vec![Duration::ZERO, Duration::from_millis(30)] };
+    let cpu = run_tasks::<P, _>(2, &|p| format!("t{p}"), &start, task);
+    let wall = called.elapsed();
+    let late = started.lock().unwrap()[1].expect("task 1 ran").duration_since(called);
+    assert!(late >= Duration::from_millis(30), "task 1 began {late:?} after the call, before its 30 ms delay");
+    if let Some(ns) = cpu {
+        assert!(ns >= 1_000_000, "{ns} ns of CPU for two tasks that spun 5 ms each");
+        assert!(ns <= 2 * wall.as_nanos() as u64, "{ns} ns of CPU in {wall:?} on two threads");
+    }
 }
 
 /// The wait-queue contract no shipped model exercises (cargo-mutants found `__wake_up()`
