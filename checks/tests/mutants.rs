@@ -63,6 +63,7 @@ fn mutants() {
         ),
         ("a_wake_up_leaves_queued_whom_it_does_not_wake", a_wake_up_leaves_queued_whom_it_does_not_wake),
         ("the_real_timer_sleeps_out_its_timeout", the_real_timer_sleeps_out_its_timeout),
+        ("schedule_sleeps_until_the_task_is_woken", schedule_sleeps_until_the_task_is_woken),
         (
             "the_runtime_mode_delays_each_task_and_sums_their_cpu_time",
             the_runtime_mode_delays_each_task_and_sums_their_cpu_time,
@@ -399,6 +400,36 @@ fn the_real_timer_sleeps_out_its_timeout() {
     let t0 = Instant::now();
     assert_eq!(io_schedule_timeout(&cur, 3), 0, "nobody woke it");
     assert!(t0.elapsed() >= Duration::from_millis(3), "slept {:?} of a 3 ms timeout", t0.elapsed());
+}
+
+/// `schedule()` with no timer (a kworker waiting for work, `flush_work()` waiting for it to be
+/// done) sleeps until a waker makes the task runnable. In the models a task that did not sleep
+/// there would spin round its wait loop, which the checkers cannot tell from sleeping (the
+/// campaign's survivors); on a real thread it can: the sleeper has not returned 20 ms after it
+/// went to sleep, and returns once woken. (Under load the mutants may escape; the correct code
+/// cannot fail it.)
+fn schedule_sleeps_until_the_task_is_woken() {
+    use mmmodel::kernel::sched::{schedule, set_current_state, try_to_wake_up, TASK_NORMAL};
+    use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+    type P = Std<NoGhost<()>>;
+    let sched = Arc::new(Sched::<P>::new(1, TimerModel::Never, Arc::new(NoGhost::default())));
+    let (asleep, done) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicBool::new(false)));
+    let (s, a, d) = (Arc::clone(&sched), Arc::clone(&asleep), Arc::clone(&done));
+    let sleeper = std::thread::spawn(move || {
+        let cur = s.enter(0);
+        set_current_state(&cur, TASK_UNINTERRUPTIBLE);
+        a.store(true, SeqCst);
+        schedule(&cur);
+        d.store(true, SeqCst);
+    });
+    while !asleep.load(SeqCst) {
+        std::thread::yield_now();
+    }
+    std::thread::sleep(Duration::from_millis(20));
+    assert!(!done.load(SeqCst), "schedule() returned before anyone woke the task");
+    assert!(try_to_wake_up(&sched, &sched.tasks[0], TASK_NORMAL));
+    sleeper.join().expect("the sleeper");
+    assert!(done.load(SeqCst));
 }
 
 /// The runtime mode's start (`run_tasks` on real threads): each task begins after its delay,

@@ -55,7 +55,11 @@ impl<P: Platform> SpinLock<P> {
     #[inline(always)]
     fn acquired(&self, cur: &Current<P>, trylock: bool) {
         if P::Ghost::ENABLED {
-            self.owner.store(cur.pid(), Relaxed);
+            // Checker builds assert mutual exclusion: every unlock clears the holder before it
+            // frees the lock, so a lock taken while another task is its holder is a lock that
+            // let two tasks in. (A plain ghost field: no platform access, no exploration changes.)
+            let prev = self.owner.swap(cur.pid(), Relaxed);
+            assert!(prev == NO_OWNER, "{} taken by task {} while task {prev} holds it", self.name, cur.pid());
             cur.emit(KernelEvent::LockAcquired { lock: self.name, trylock });
         }
     }
