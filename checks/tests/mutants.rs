@@ -195,10 +195,10 @@ fn the_model_plumbing_keeps_what_it_is_given() {
 /// writer keeps its own `spins` (no shipped file sets them, so the loop above cannot see it).
 fn scaling_by_one_keeps_the_configuration() {
     use mmmodel::model::Model;
-    use mmmodel::reclaim::{Config, Role, Variant};
+    use mmmodel::reclaim::Role;
     let kswapd = Role::Kswapd { node: 0, batches: 1, pages: 1, balances: true };
     let roles = vec![kswapd, Role::Writer { holds: 1, spins: 3 }];
-    let cfg = Config { variant: Variant::Recheck, mutation: None, roles, timer: TimerModel::Never };
+    let cfg = kswapd_stall_config(roles);
     assert_eq!(KswapdStall::scale(&cfg, 1, 1, 0), Ok(cfg.clone()));
 }
 
@@ -208,7 +208,7 @@ fn scaling_by_one_keeps_the_configuration() {
 /// written out by hand; no verdict reads it).
 fn scaling_copies_the_threads_onto_fresh_nodes() {
     use mmmodel::model::Model;
-    use mmmodel::reclaim::{Config, Role, Variant};
+    use mmmodel::reclaim::Role;
     let roles = |copies: i32, work: u32, spins: u32| -> Vec<Role> {
         (0..copies)
             .flat_map(|i| {
@@ -223,7 +223,7 @@ fn scaling_copies_the_threads_onto_fresh_nodes() {
             })
             .collect()
     };
-    let cfg = |roles| Config { variant: Variant::Recheck, mutation: None, roles, timer: TimerModel::Never };
+    let cfg = kswapd_stall_config;
     assert_eq!(KswapdStall::scale(&cfg(roles(1, 1, 0)), 2, 3, 5), Ok(cfg(roles(2, 3, 5))));
 }
 
@@ -235,13 +235,13 @@ fn scaling_copies_the_threads_onto_fresh_nodes() {
 fn the_kswapd_stall_counters_count_the_stalls() {
     use mmmodel::event::{Event as Ev, KernelEvent};
     use mmmodel::model::Model;
-    use mmmodel::reclaim::{Config, Role, Variant, CONGESTION_WQH, KSWAPD_CONTENDED_WAIT};
+    use mmmodel::reclaim::{Role, CONGESTION_WQH, KSWAPD_CONTENDED_WAIT};
     use std::time::Instant;
     let roles = vec![
         Role::Kswapd { node: 0, batches: 1, pages: 1, balances: true },
         Role::DirectReclaim { node: 0, batches: 1, pages: 1, tags_congested: true },
     ];
-    let cfg = Config { variant: Variant::Recheck, mutation: None, roles, timer: TimerModel::Never };
+    let cfg = kswapd_stall_config(roles);
     let t0 = Instant::now();
     let at = |us: u64| t0 + Duration::from_micros(us);
     let trace: Vec<(usize, Ev<mmmodel::reclaim::Event>, Instant)> = vec![
@@ -270,11 +270,31 @@ fn the_kswapd_stall_counters_count_the_stalls() {
     near("loops-stopped", 1.0);
 }
 
+/// A kswapd-stall configuration of `roles`: `recheck`, no mutation, the timer `never`.
+fn kswapd_stall_config(roles: Vec<mmmodel::reclaim::Role>) -> mmmodel::reclaim::Config {
+    use mmmodel::reclaim::{Config, Variant};
+    Config { variant: Variant::Recheck, mutation: None, roles, timer: TimerModel::Never }
+}
+
+/// A compaction configuration of `roles` in a zone of 4 pageblocks of 4 pages (pfns 4 to 19).
+fn compaction_config(roles: Vec<mmmodel::compaction::Role>) -> mmmodel::compaction::Config {
+    mmmodel::compaction::Config {
+        variant: mmmodel::compaction::Variant::FatalFix,
+        mutation: None,
+        roles,
+        pageblocks: 4,
+        pages_per_block: 4,
+        swap_cluster_max: 2,
+        compact_cluster_max: 1,
+        unmovable_per_block: 0,
+    }
+}
+
 /// compaction's `scale(k, work)` for the runtime mode: `k` copies of the threads, each copy's
 /// killers and resched threads aimed at its own copy's compactor, each lock holder's holds
 /// multiplied by `work`; scale 1 with no extra work keeps the configuration.
 fn compaction_scaling_aims_each_copy_at_its_own_compactor() {
-    use mmmodel::compaction::{Compaction, Config, HeldLock, Mode, Role, Variant};
+    use mmmodel::compaction::{Compaction, HeldLock, Mode, Role};
     use mmmodel::model::Model;
     let roles = |copies: usize, work: u32| -> Vec<Role> {
         (0..copies)
@@ -289,16 +309,7 @@ fn compaction_scaling_aims_each_copy_at_its_own_compactor() {
             })
             .collect()
     };
-    let cfg = |roles| Config {
-        variant: Variant::FatalFix,
-        mutation: None,
-        roles,
-        pageblocks: 4,
-        pages_per_block: 4,
-        swap_cluster_max: 2,
-        compact_cluster_max: 1,
-        unmovable_per_block: 0,
-    };
+    let cfg = compaction_config;
     assert_eq!(Compaction::scale(&cfg(roles(1, 1)), 1, 1, 0), Ok(cfg(roles(1, 1))));
     assert_eq!(Compaction::scale(&cfg(roles(1, 1)), 3, 3, 0), Ok(cfg(roles(3, 3))));
     assert_eq!(Compaction::scale(&cfg(roles(1, 1)), 1, 2, 0), Ok(cfg(roles(1, 2))), "more work, one copy");
@@ -310,19 +321,10 @@ fn compaction_scaling_aims_each_copy_at_its_own_compactor() {
 /// covered the top pageblock, 16 to 19, and 12 to 13 of the next: 5); compactor 1 ends with no
 /// reason at pfns 6 and 16 (2 pages, and the top pageblock: 4).
 fn the_compaction_counters_count_pages_and_scanned_pfns() {
-    use mmmodel::compaction::{CompactResult, Compaction, Config, Event, Mode, Role, Variant};
+    use mmmodel::compaction::{CompactResult, Compaction, Event, Mode, Role};
     use mmmodel::event::Event as Ev;
     use mmmodel::model::Model;
-    let cfg = Config {
-        variant: Variant::FatalFix,
-        mutation: None,
-        roles: vec![Role::compactor(Mode::Async), Role::compactor(Mode::Async)],
-        pageblocks: 4,
-        pages_per_block: 4,
-        swap_cluster_max: 2,
-        compact_cluster_max: 1,
-        unmovable_per_block: 0,
-    };
+    let cfg = compaction_config(vec![Role::compactor(Mode::Async), Role::compactor(Mode::Async)]);
     let events: Vec<(usize, Ev<Event>)> = vec![
         (0, Ev::Proto(Event::Isolated { free: false, pfn: 4, pages: 3 })),
         (0, Ev::Proto(Event::Isolated { free: true, pfn: 16, pages: 2 })),
