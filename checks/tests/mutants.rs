@@ -69,6 +69,8 @@ fn mutants() {
             the_runtime_mode_delays_each_task_and_sums_their_cpu_time,
         ),
         ("the_bit_operations_touch_their_own_bit", the_bit_operations_touch_their_own_bit),
+        ("loads_after_a_loop_head_read_fresh_only_when_alone", loads_after_a_loop_head_read_fresh_only_when_alone),
+        ("a_leaked_queued_lock_is_freed_for_the_next_task", a_leaked_queued_lock_is_freed_for_the_next_task),
         ("the_symmetry_declarations_are_exact_and_applied", the_symmetry_declarations_are_exact_and_applied),
     ];
     for (name, check) in direct {
@@ -517,6 +519,106 @@ fn the_bit_operations_touch_their_own_bit() {
     assert_eq!(cmpxchg::<P>(&v, 3, 9), 8, "a failed cmpxchg returns the value found");
     assert_eq!(cmpxchg::<P>(&v, 8, 2), 8, "a successful one returns the old value");
     assert_eq!(v.load(Relaxed), 2, "and stores the new one");
+}
+
+/// A ghost for [`loads_after_a_loop_head_read_fresh_only_when_alone`]: checking on (so that
+/// `Current::loop_head()` acts), and every other task finished when the test says so.
+struct LoneGhost {
+    others_finished: bool,
+}
+
+impl mmmodel::ghost::Ghost for LoneGhost {
+    const ENABLED: bool = true;
+    type Proto = ();
+    fn emit(&self, _pid: usize, _ev: mmmodel::event::Event<()>) {}
+    fn loop_head(&self, _pid: usize, _summary: mmmodel::ghost::Summary) -> mmmodel::ghost::LoopVerdict {
+        mmmodel::ghost::LoopVerdict::Continue
+    }
+    fn others_finished(&self, _pid: usize) -> bool {
+        self.others_finished
+    }
+    fn untimed_sleep(&self, _pid: usize) -> mmmodel::ghost::SleepDecision {
+        mmmodel::ghost::SleepDecision::Park
+    }
+    fn woken(&self, _pid: usize) {}
+    fn task_exit(&self, _pid: usize) -> u32 {
+        0
+    }
+    fn aborted(&self) -> bool {
+        false
+    }
+    fn mutation_reached(&self, _pid: usize) {}
+}
+
+/// `Current::loop_head()` under loom: a task's loads may read superseded stores (C11 relaxed
+/// loads) until every other task has finished; from then on they read the newest store, so
+/// that a loop waiting for a value another task stored is not reported as a livelock that
+/// no machine runs (a load that reads the old value for ever). The shipped loom scenarios
+/// cannot tell a `loop_head()` that switches to fresh reads too early (their stale reads that
+/// matter come before any loop head), so the switch is checked here on message passing:
+/// task 1 stores `data` then `flag`; task 0 passes a loop head and loads `flag` then `data`.
+/// With task 1 still running, loom must find an execution that reads `flag` new and `data`
+/// old; once the ghost says task 0 is alone, none may.
+fn loads_after_a_loop_head_read_fresh_only_when_alone() {
+    use mmmodel::kernel::sched::loop_summary;
+    use mmmodel::platform::{Atomic, Loom, Platform};
+    use std::sync::atomic::Ordering::Relaxed;
+    fn stale_data_seen(others_finished: bool) -> bool {
+        type P = Loom<LoneGhost>;
+        let seen = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let seen_in = Arc::clone(&seen);
+        let mut b = loom::model::Builder::new();
+        b.preemption_bound = Some(2);
+        b.check(move || {
+            let sched = Arc::new(Sched::<P>::new(2, TimerModel::Never, Arc::new(LoneGhost { others_finished })));
+            let data = Arc::new(<P as Platform>::AtomicU32::new(0));
+            let flag = Arc::new(<P as Platform>::AtomicU32::new(0));
+            let (s1, d1, f1) = (Arc::clone(&sched), Arc::clone(&data), Arc::clone(&flag));
+            let t = loom::thread::spawn(move || {
+                let _cur = s1.enter(1);
+                d1.store(1, Relaxed);
+                f1.store(1, Relaxed);
+            });
+            let cur = sched.enter(0);
+            assert!(cur.loop_head(loop_summary(0, 1, 0)));
+            // The platform's load (loom's own `load` would never read fresh).
+            let f = Atomic::load(&*flag, Relaxed);
+            let d = Atomic::load(&*data, Relaxed);
+            if f == 1 && d == 0 {
+                seen_in.store(true, Relaxed);
+            }
+            t.join().unwrap();
+        });
+        seen.load(Relaxed)
+    }
+    assert!(stale_data_seen(false), "with another task running, a load after a loop head may read a superseded store");
+    assert!(!stale_data_seen(true), "with every other task finished, a load after a loop head reads the newest store");
+}
+
+/// `SpinLock::release_if_leaked()` (the checker's `do_exit` for a lock a task ends holding)
+/// on a queued lock: no model passes it one (they pass tree_lock, zone->lock and lru_lock, all
+/// plain), so no scenario can tell how it frees one. Checked under loom (a ghost on, so the
+/// lock is queued and its holder tracked): task 0 takes a wait-queue lock and leaks it, and
+/// task 1 must then take it. A lock left held would park task 1 for ever, which loom reports
+/// as a deadlock, a failure here.
+fn a_leaked_queued_lock_is_freed_for_the_next_task() {
+    use mmmodel::event::LockName;
+    use mmmodel::kernel::spinlock::{spin_lock, spin_unlock, SpinLock};
+    use mmmodel::platform::Loom;
+    type P = Loom<LoneGhost>;
+    let mut b = loom::model::Builder::new();
+    b.preemption_bound = Some(2);
+    b.check(|| {
+        let sched = Sched::<P>::new(2, TimerModel::Never, Arc::new(LoneGhost { others_finished: false }));
+        let lock = SpinLock::<P>::new_queued(LockName::WaitQueue(Wq("leaked")));
+        let (t0, t1) = (sched.enter(0), sched.enter(1));
+        spin_lock(&t0, &lock);
+        lock.release_if_leaked(&t0);
+        assert!(!lock.held_by(0), "released");
+        spin_lock(&t1, &lock);
+        assert!(lock.held_by(1), "task 1 took the lock task 0 leaked");
+        spin_unlock(&t1, &lock);
+    });
 }
 
 /// A model's `symmetry()` declaration changes no verdict (it may only merge states), so the

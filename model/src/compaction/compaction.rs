@@ -102,9 +102,6 @@ pub struct CompactControl {
 }
 
 impl CompactControl {
-    pub fn contended(&self) -> bool {
-        self.contended
-    }
     /// `cc->contended = true`, reporting the transition.
     fn set_contended<P: PlatformFor<Event>>(&mut self, cur: &Current<P>, why: ContendedWhy) {
         if !self.contended {
