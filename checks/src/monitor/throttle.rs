@@ -38,7 +38,8 @@ impl Checked for ReclaimThrottle {
     const INVARIANTS: &'static [super::Invariant<Self>] = &[
         super::Invariant {
             id: Invariant::NoSoftLockup,
-            statement: "No task keeps a CPU for ever while another task is runnable on that CPU and waits for it (under \
+            statement:
+                "No task keeps a CPU for ever while another task is runnable on that CPU and waits for it (under \
                         preempt = \"none\"; decided on the fair cycles the stateful engine finds).",
             exercised_by: &[C::CpuContended],
             check: |_| Vec::new(),
@@ -52,15 +53,19 @@ impl Checked for ReclaimThrottle {
         },
         super::Invariant {
             id: Invariant::ThrottleBounded,
-            statement: "Every task that reclaim_throttle() puts to sleep returns within its timeout: it sleeps once, and \
+            statement:
+                "Every task that reclaim_throttle() puts to sleep returns within its timeout: it sleeps once, and \
                         never again after its timer expired.",
             exercised_by: &[C::ThrottleTimedOut],
             check: |e| by_state(e, Invariant::ThrottleBounded),
         },
         super::Invariant {
             id: Invariant::WritebackWakesAll,
-            statement: "Once a writeback completion finds NR_THROTTLED_WRITTEN - nr_reclaim_start above \
-                        SWAP_CLUSTER_MAX * nr_writeback_throttled, it wakes every task asleep on reclaim_wait[WRITEBACK].",
+            statement:
+                "A writeback completion wakes reclaim_wait[WRITEBACK] exactly when it finds NR_THROTTLED_WRITTEN - \
+                        nr_reclaim_start above SWAP_CLUSTER_MAX * nr_writeback_throttled (nr_reclaim_start being what \
+                        the waiter that took nr_writeback_throttled from 0 to 1 recorded), and then wakes every task \
+                        asleep there.",
             exercised_by: &[C::WritebackWake, C::ThrottledWriteback],
             check: |e| by_state(e, Invariant::WritebackWakesAll),
         },
@@ -166,6 +171,9 @@ pub struct ThrottleState {
     wb_asleep: u32,
     /// Wakers that crossed the threshold and have not woken the queue yet.
     owe_wake: u32,
+    /// The WRITEBACK waiter that took `nr_writeback_throttled` from 0 to 1 and has not yet
+    /// recorded `nr_reclaim_start` (the only task that may record it).
+    first_waiter: u32,
     /// `nr_writeback_throttled` as last reported.
     count: u32,
     /// Tasks asleep on the ISOLATED queue: queued, neither woken nor timed out.
@@ -189,6 +197,7 @@ impl Default for ThrottleState {
             wb_queued: 0,
             wb_asleep: 0,
             owe_wake: 0,
+            first_waiter: 0,
             count: 0,
             iso_asleep: 0,
             owe_iso_wake: 0,
@@ -201,7 +210,7 @@ impl Default for ThrottleState {
 impl ThrottleState {
     /// Step on task `pid`'s event `ev`: the violations it shows (invariant, message) and the
     /// derived coverage events.
-    fn walk(&mut self, _cfg: &Config, pid: Pid, ev: &Ev<TE>, out: &mut Vec<(Invariant, String)>, derived: &mut Vec<C>) {
+    fn walk(&mut self, cfg: &Config, pid: Pid, ev: &Ev<TE>, out: &mut Vec<(Invariant, String)>, derived: &mut Vec<C>) {
         let bit = 1u32 << pid;
         // A waker that crossed the threshold must wake the queue at its next event.
         let lock_step = matches!(ev, Ev::Kernel(KernelEvent::LockAcquired { .. } | KernelEvent::LockReleased { .. }));
@@ -306,10 +315,46 @@ impl ThrottleState {
                 self.wb_queued &= !woken;
                 self.wb_asleep &= !woken;
             }
-            Ev::Proto(TE::WritebackThrottledInc { now } | TE::WritebackThrottledDec { now }) => self.count = *now,
-            Ev::Proto(TE::WritebackDone { crossed: true, .. }) => {
-                self.owe_wake |= bit;
-                self.clear_waiting(Reason::Writeback);
+            Ev::Proto(TE::WritebackThrottledInc { now }) => {
+                self.count = *now;
+                if *now == 1 {
+                    self.first_waiter |= bit;
+                }
+            }
+            Ev::Proto(TE::WritebackThrottledDec { now }) => self.count = *now,
+            // The threshold is counted from the NR_THROTTLED_WRITTEN that the first waiter
+            // recorded: nobody else moves nr_reclaim_start (kernel-source.md, Part 3).
+            Ev::Proto(TE::ReclaimStart { written }) => {
+                if self.first_waiter & bit == 0 {
+                    out.push((
+                        Invariant::WritebackWakesAll,
+                        format!(
+                            "nr_reclaim_start set to {written} by a waiter that did not take nr_writeback_throttled \
+                             from 0 to 1"
+                        ),
+                    ));
+                }
+                self.first_waiter &= !bit;
+            }
+            // A completion wakes the queue exactly when the pages written since nr_reclaim_start
+            // exceed SWAP_CLUSTER_MAX times the waiters it counted.
+            Ev::Proto(TE::WritebackDone { throttled, written, start, crossed }) if *throttled != 0 => {
+                let since = written.wrapping_sub(*start);
+                let threshold = cfg.swap_cluster_max * throttled;
+                if *crossed != (since > threshold) {
+                    out.push((
+                        Invariant::WritebackWakesAll,
+                        format!(
+                            "a completion finds {since} page(s) written since nr_reclaim_start against \
+                             SWAP_CLUSTER_MAX * nr_writeback_throttled = {threshold}, and {}",
+                            if *crossed { "wakes the queue" } else { "does not wake it" }
+                        ),
+                    ));
+                }
+                if *crossed {
+                    self.owe_wake |= bit;
+                    self.clear_waiting(Reason::Writeback);
+                }
             }
             Ev::Proto(TE::TooManyIsolated { too_many: false, .. }) => {
                 self.owe_iso_wake |= bit;
@@ -452,10 +497,8 @@ mod tests {
 
     use super::ThrottleState;
 
-    /// T0 queued on reclaim_wait[ISOLATED]; T1's too_many_isolated() finds not too many and its
-    /// wake_throttle_isolated() ends in `skip`: the violations of the walk.
-    fn walk_to(skip: KernelEvent) -> Vec<(Invariant, String)> {
-        let cfg = Config {
+    fn config() -> Config {
+        Config {
             variant: Variant::V516Rc1,
             mutation: None,
             roles: Vec::new(),
@@ -465,18 +508,51 @@ mod tests {
             write_pending: 0,
             swap_cluster_max: 32,
             queued_locks: false,
-        };
+        }
+    }
+
+    /// The violations of a walk over `events`.
+    fn walk(events: &[(usize, Ev<TE>)]) -> Vec<(Invariant, String)> {
+        let cfg = config();
         let mut s = ThrottleState::default();
         let (mut out, mut derived) = (Vec::new(), Vec::new());
-        let events = [
-            (0, Ev::Kernel(KernelEvent::Enqueued { wq: WQ_ISOLATED })),
-            (1, Ev::Proto(TE::TooManyIsolated { site: Site::Compaction, isolated: 2, limit: 4, too_many: false })),
-            (1, Ev::Kernel(skip)),
-        ];
-        for (pid, ev) in &events {
+        for (pid, ev) in events {
             s.walk(&cfg, *pid, ev, &mut out, &mut derived);
         }
         out
+    }
+
+    /// T0 queued on reclaim_wait[ISOLATED]; T1's too_many_isolated() finds not too many and its
+    /// wake_throttle_isolated() ends in `skip`: the violations of the walk.
+    fn walk_to(skip: KernelEvent) -> Vec<(Invariant, String)> {
+        walk(&[
+            (0, Ev::Kernel(KernelEvent::Enqueued { wq: WQ_ISOLATED })),
+            (1, Ev::Proto(TE::TooManyIsolated { site: Site::Compaction, isolated: 2, limit: 4, too_many: false })),
+            (1, Ev::Kernel(skip)),
+        ])
+    }
+
+    /// `writeback-wakes-all` counts the threshold itself: from the start the first waiter
+    /// recorded, SWAP_CLUSTER_MAX (32 here) times the waiters the completion counted.
+    #[test]
+    fn the_writeback_threshold_is_counted_from_the_first_waiters_start() {
+        let inc = |now| Ev::Proto(TE::WritebackThrottledInc { now });
+        let done = |throttled, written, crossed| Ev::Proto(TE::WritebackDone { throttled, written, start: 5, crossed });
+        // T0 takes the count from 0 to 1 and records the start; T1 is the second waiter.
+        let ok = walk(&[(0, inc(1)), (0, Ev::Proto(TE::ReclaimStart { written: 5 })), (1, inc(2))]);
+        assert!(ok.is_empty(), "{ok:?}");
+        let second = walk(&[(0, inc(1)), (1, inc(2)), (1, Ev::Proto(TE::ReclaimStart { written: 5 }))]);
+        assert_eq!(second.len(), 1, "{second:?}");
+        assert!(second[0].1.contains("did not take nr_writeback_throttled from 0 to 1"), "{second:?}");
+        // 2 waiters: 64 pages since the start do not cross, 65 do.
+        assert!(walk(&[(2, done(2, 69, false))]).is_empty());
+        let early = walk(&[(2, done(2, 69, true))]);
+        assert!(
+            early.len() == 1 && early[0].1.contains("64 page(s)") && early[0].1.contains("= 64, and wakes"),
+            "{early:?}"
+        );
+        let late = walk(&[(2, done(2, 70, false))]);
+        assert!(late.len() == 1 && late[0].1.contains("does not wake it"), "{late:?}");
     }
 
     /// A skip that found the queue empty with T0 on it is a missed wake-up; under `lkmm`, where
