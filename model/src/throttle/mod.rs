@@ -354,6 +354,11 @@ pub struct Kernel<P: Platform> {
     pub work: Vec<Work<P>>,
     /// The filesystem's buffer lock (a sleeping lock).
     pub buffer: P::SpinLock,
+    /// Ghost (checker builds): `lru` and `isolated` as the last operation on each left them,
+    /// each written right after that operation from what it returned (so with it: no other
+    /// task runs between the two). Plain memory, no step of any explorer; read by
+    /// [`Model::final_state`]'s conservation check.
+    pub ghost_pages: [std::sync::atomic::AtomicU32; 2],
 }
 
 impl<P: PlatformFor<Event>> Kernel<P> {
@@ -391,6 +396,7 @@ impl<P: PlatformFor<Event>> Kernel<P> {
                 })
                 .collect(),
             buffer: P::SpinLock::new(true),
+            ghost_pages: [std::sync::atomic::AtomicU32::new(cfg.lru), std::sync::atomic::AtomicU32::new(isolated)],
             cfg,
         }
     }
@@ -632,7 +638,23 @@ impl Model for ReclaimThrottle {
     fn run_task<P: PlatformFor<Event>>(k: &Kernel<P>, pid: Pid) {
         k.run_task(pid)
     }
-    fn final_state<P: PlatformFor<Event>>(_k: &Kernel<P>) {}
+    /// Checker builds assert that pages are neither made nor lost: an isolation takes pages off
+    /// the LRU and its putback returns them, so once every task has finished, the LRU and the
+    /// isolated pages together are what they were at the start. The values are the ghost's
+    /// (`Kernel::ghost_pages`), so that the check is no step of the explored execution and
+    /// changes no state count. (No monitor could check it as the tasks run: the two counters
+    /// are never read together.)
+    fn final_state<P: PlatformFor<Event>>(k: &Kernel<P>) {
+        if P::Ghost::ENABLED {
+            let at_start = k.cfg.lru + k.cfg.roles.iter().map(Role::isolated_at_start).sum::<u32>();
+            let relaxed = core::sync::atomic::Ordering::Relaxed;
+            let (lru, isolated) = (k.ghost_pages[0].load(relaxed), k.ghost_pages[1].load(relaxed));
+            assert!(
+                lru + isolated == at_start,
+                "pages made or lost: {lru} on the LRU and {isolated} isolated at the end, {at_start} in all at the start"
+            );
+        }
+    }
 
     fn scale(cfg: &Config, k: usize, _work: u32, _hold_spins: u32) -> Result<Config, String> {
         if k <= 1 {
@@ -661,6 +683,30 @@ impl Model for ReclaimThrottle {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `reclaim_throttle()`'s timeouts, as docs/kernel-source.md (Part 3, "reclaim_throttle()")
+    /// gives them: WRITEBACK HZ/10 and ISOLATED HZ/50 throughout; NOPROGRESS HZ/2 in 5.16-rc1
+    /// (a19594ca4a8b), then one jiffy, as CONGESTED, from 1b4e3f26f9f7 on.
+    #[test]
+    fn the_throttle_timeouts_are_the_kernels() {
+        use crate::kernel::HZ;
+        use vmscan::throttle_timeout as t;
+        for v in [
+            Variant::V516Rc1,
+            Variant::NoprogressFix,
+            Variant::KthreadResched,
+            Variant::NofsHeadroom,
+            Variant::RemoteDrain,
+        ] {
+            assert_eq!(t(v, Reason::Writeback), HZ / 10, "{v:?}");
+            assert_eq!(t(v, Reason::Isolated), HZ / 50, "{v:?}");
+            let later = if v == Variant::V516Rc1 { HZ / 2 } else { 1 };
+            assert_eq!(t(v, Reason::Noprogress), later, "{v:?}");
+            if v != Variant::V516Rc1 {
+                assert_eq!(t(v, Reason::Congested), 1, "{v:?}");
+            }
+        }
+    }
 
     fn cfg(roles: Vec<Role>) -> Config {
         Config {

@@ -9,8 +9,9 @@
 use core::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed};
 
 use super::event::{Event, Site, SkipWhy, WQ_CONGESTED, WQ_ISOLATED, WQ_NOPROGRESS, WQ_WRITEBACK};
-use super::{Buffer, Gfp, Kernel, Mode, Mutation, Reason, Role};
+use super::{Buffer, Gfp, Kernel, Mode, Mutation, Reason, Role, Variant};
 use crate::event::KernelEvent;
+use crate::ghost::Ghost;
 use crate::kernel::cpu::{cond_resched, cpu_give_up, cpu_run, YieldWhy};
 use crate::kernel::sched::{
     io_schedule_timeout, loop_summary, schedule, try_to_wake_up, Current, TASK_NORMAL, TASK_UNINTERRUPTIBLE,
@@ -46,6 +47,20 @@ impl Reason {
             Reason::Noprogress => WQ_NOPROGRESS,
             Reason::Congested => WQ_CONGESTED,
         }
+    }
+}
+
+/// `reclaim_throttle()`'s timeout for `reason` on `variant`, in jiffies (docs/kernel-source.md,
+/// Part 3, "reclaim_throttle()").
+pub fn throttle_timeout(variant: Variant, reason: Reason) -> u64 {
+    match reason {
+        Reason::Writeback => HZ / 10,
+        Reason::Isolated => HZ / 50,
+        // 1b4e3f26f9f7: one jiffy for CONGESTED (new there) and NOPROGRESS.
+        Reason::Congested | Reason::Noprogress if variant.skip_noprogress() => 1,
+        // a19594ca4a8b (5.16-rc1): a failure to make progress waits up to HZ/2.
+        Reason::Noprogress => HZ / 2,
+        Reason::Congested => unreachable!("VMSCAN_THROTTLE_CONGESTED exists from 1b4e3f26f9f7 on"),
     }
 }
 
@@ -96,7 +111,8 @@ impl<P: PlatformFor<Event>> Kernel<P> {
             }
             return;
         }
-        let timeout = match reason {
+        let timeout = throttle_timeout(self.cfg.variant, reason);
+        match reason {
             Reason::Writeback => {
                 let now = self.nr_writeback_throttled.fetch_add(1, AcqRel) + 1;
                 cur.emit(Event::WritebackThrottledInc { now });
@@ -105,21 +121,16 @@ impl<P: PlatformFor<Event>> Kernel<P> {
                     self.nr_reclaim_start.store(written, Relaxed);
                     cur.emit(Event::ReclaimStart { written });
                 }
-                HZ / 10
             }
-            Reason::Congested | Reason::Noprogress if self.cfg.variant.skip_noprogress() => {
-                if self.skip_throttle_noprogress() {
-                    cur.emit(Event::ThrottleSkipped { reason, why: SkipWhy::FewWritePending });
-                    self.cond_resched(cur);
-                    return;
-                }
-                1
+            Reason::Congested | Reason::Noprogress
+                if self.cfg.variant.skip_noprogress() && self.skip_throttle_noprogress() =>
+            {
+                cur.emit(Event::ThrottleSkipped { reason, why: SkipWhy::FewWritePending });
+                self.cond_resched(cur);
+                return;
             }
-            // a19594ca4a8b (5.16-rc1): a failure to make progress waits up to HZ/2.
-            Reason::Noprogress => HZ / 2,
-            Reason::Congested => unreachable!("VMSCAN_THROTTLE_CONGESTED exists from 1b4e3f26f9f7 on"),
-            Reason::Isolated => HZ / 50,
-        };
+            _ => {}
+        }
         cur.emit(Event::Throttle { reason, timeout });
         let wq = reason.wq(self);
         prepare_to_wait(cur, wq, TASK_UNINTERRUPTIBLE);
@@ -221,10 +232,21 @@ impl<P: PlatformFor<Event>> Kernel<P> {
         too_many
     }
 
+    /// Ghost: counter `which` (0: `lru`, 1: `isolated`) is `now` after this task's operation on
+    /// it (see `Kernel::ghost_pages`).
+    #[inline(always)]
+    fn ghost_pages(&self, which: usize, now: u32) {
+        if P::Ghost::ENABLED {
+            self.ghost_pages[which].store(now, Relaxed);
+        }
+    }
+
     fn isolate(&self, cur: &Current<P>, pages: u32) {
         let context = cur.loop_context();
-        self.lru.fetch_sub(pages, AcqRel);
+        let lru = self.lru.fetch_sub(pages, AcqRel).wrapping_sub(pages);
+        self.ghost_pages(0, lru);
         let isolated = self.isolated.fetch_add(pages, AcqRel) + pages;
+        self.ghost_pages(1, isolated);
         cur.emit(Event::Isolate { pages, isolated });
         cur.checkpoint(loop_summary(context, DONE_ISOLATE, 0));
     }
@@ -235,7 +257,9 @@ impl<P: PlatformFor<Event>> Kernel<P> {
         }
         let context = cur.loop_context();
         let isolated = self.isolated.fetch_sub(pages, AcqRel) - pages;
-        self.lru.fetch_add(pages, AcqRel);
+        self.ghost_pages(1, isolated);
+        let lru = self.lru.fetch_add(pages, AcqRel).wrapping_add(pages);
+        self.ghost_pages(0, lru);
         cur.emit(Event::Putback { pages, isolated });
         cur.checkpoint(loop_summary(context, DONE_PUTBACK, 0));
     }
