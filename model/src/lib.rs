@@ -22,3 +22,19 @@ pub mod model;
 pub mod platform;
 pub mod reclaim;
 pub mod throttle;
+
+/// `f()`, in a thread of its own, or a panic if it takes over `seconds`: for unit tests that
+/// run a model to its end on real threads, so that a mutant that makes the run loop for ever
+/// fails the test at once instead of hanging it (cargo-mutants runs these tests, docs/mutants.md).
+#[cfg(test)]
+pub(crate) fn within_seconds<T: Send + 'static>(seconds: u64, f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    match rx.recv_timeout(std::time::Duration::from_secs(seconds)) {
+        Ok(v) => v,
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => panic!("still running after {seconds} s"),
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => panic!("the run panicked"),
+    }
+}

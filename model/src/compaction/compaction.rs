@@ -1045,13 +1045,16 @@ mod tests {
                     for &killed in kills {
                         let c = Config { variant: *v, ..cfg(vec![Role::compactor(mode)], unmovable) };
                         let run = |counts: bool| {
-                            let mut k = K::new(c.clone(), Arc::new(NoGhost::default()));
-                            k.node_counts = counts;
-                            k.node_lru_base = c.zone_lru_pages();
-                            k.flags[0].sigkill.store(killed, Relaxed);
-                            let cur = k.sched.enter(0);
-                            let r = compact_zone(&k, &cur, mode, Order::Pageblock);
-                            (r, k.zone.nr_isolated.load(Relaxed), node_lru_pages(&k))
+                            let c = c.clone();
+                            crate::within_seconds(30, move || {
+                                let mut k = K::new(c.clone(), Arc::new(NoGhost::default()));
+                                k.node_counts = counts;
+                                k.node_lru_base = c.zone_lru_pages();
+                                k.flags[0].sigkill.store(killed, Relaxed);
+                                let cur = k.sched.enter(0);
+                                let r = compact_zone(&k, &cur, mode, Order::Pageblock);
+                                (r, k.zone.nr_isolated.load(Relaxed), node_lru_pages(&k))
+                            })
                         };
                         let (plain, _, _) = run(false);
                         let (counted, isolated, lru) = run(true);

@@ -567,11 +567,13 @@ mod tests {
     /// One compactor's `compact_zone()` alone on real threads (no checker), with SIGKILL
     /// already pending if `killed`.
     fn compact_alone(c: Config, killed: bool) -> Option<CompactResult> {
-        let k = Kernel::<Std<NoGhost<Event>>>::new(c.clone(), Arc::new(NoGhost::default()));
-        k.flags[0].sigkill.store(killed, Relaxed);
-        let cur = k.sched.enter(0);
-        let Role::Compactor { mode, order } = c.roles[0] else { panic!("thread 0 is a compactor") };
-        compaction::compact_zone(&k, &cur, mode, order)
+        crate::within_seconds(30, move || {
+            let k = Kernel::<Std<NoGhost<Event>>>::new(c.clone(), Arc::new(NoGhost::default()));
+            k.flags[0].sigkill.store(killed, Relaxed);
+            let cur = k.sched.enter(0);
+            let Role::Compactor { mode, order } = c.roles[0] else { panic!("thread 0 is a compactor") };
+            compaction::compact_zone(&k, &cur, mode, order)
+        })
     }
 
     #[test]
