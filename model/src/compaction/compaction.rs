@@ -590,6 +590,18 @@ fn isolate_migratepages<P: PlatformFor<Event>>(
     // "Record where migration scanner will be restarted."
     cc.migrate_pfn = low_pfn;
     cc.note_scanners(cur);
+    // Checker builds: cc->nr_migratepages and cc->nr_freepages count their lists (every path
+    // that empties a list zeroes its count). Local state only: no exploration changes.
+    if P::Ghost::ENABLED {
+        assert!(
+            cc.nr_migratepages as usize == cc.migratepages.len() && cc.nr_freepages as usize == cc.freepages.len(),
+            "cc->nr_migratepages {} for {} page(s) listed, cc->nr_freepages {} for {}",
+            cc.nr_migratepages,
+            cc.migratepages.len(),
+            cc.nr_freepages,
+            cc.freepages.len()
+        );
+    }
     let r = if cc.nr_migratepages > 0 { IsolateMigrate::Success } else { IsolateMigrate::None };
     cur.emit(Event::IsolateMigrate { result: r, low_pfn });
     r
