@@ -278,3 +278,43 @@ pub fn direct_reclaim<P: PlatformFor<Event>>(
         wait_iff_congested(k, cur, nid, HZ / 10);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+
+    use super::*;
+    use crate::ghost::NoGhost;
+    use crate::kernel::sched::TimerModel;
+    use crate::platform::Std;
+    use crate::reclaim::{Config, Role, Variant};
+
+    /// The two stalls' lengths, which no verdict depends on (the explorers' timer expires at
+    /// any point): a loser stalls up to HZ/100, a direct reclaimer's `wait_iff_congested()`
+    /// up to HZ/10 (docs/kernel-source.md). On the real-time timer, with nobody to wake them
+    /// (posted 3/4, no re-check), each sleeps at least its timeout, and less than 50 times it:
+    /// wide bounds, so that a loaded machine cannot fail the right lengths.
+    #[test]
+    fn the_stalls_sleep_their_kernel_timeouts() {
+        const JIFFY: Duration = Duration::from_micros(200);
+        let roles = vec![
+            Role::Kswapd { node: 0, batches: 1, pages: 1, balances: true },
+            Role::DirectReclaim { node: 0, batches: 1, pages: 1, tags_congested: true },
+            Role::Bdi { congested_at_start: true },
+        ];
+        let cfg =
+            Config { variant: Variant::WaitqueueV1, mutation: None, roles, timer: TimerModel::Real { jiffy: JIFFY } };
+        let k = Kernel::<Std<NoGhost<Event>>>::new(cfg, Arc::new(NoGhost::default()));
+        let within = |what: &str, jiffies: u64, t: Instant| {
+            let (slept, timeout) = (t.elapsed(), JIFFY * jiffies as u32);
+            assert!(slept >= timeout && slept < timeout * 50, "{what}: slept {slept:?} for a timeout of {timeout:?}");
+        };
+        let t = Instant::now();
+        contended_stall(&k, &k.sched.enter(0), 0);
+        within("the loser's stall", 10, t);
+        let t = Instant::now();
+        direct_reclaim(&k, &k.sched.enter(1), 0, 1, 1, true);
+        within("wait_iff_congested()", 100, t);
+    }
+}
