@@ -71,7 +71,8 @@ impl Checked for ReclaimThrottle {
         },
         super::Invariant {
             id: Invariant::ThrottledCount,
-            statement: "nr_writeback_throttled is never below the number of tasks queued on reclaim_wait[WRITEBACK].",
+            statement: "nr_writeback_throttled is never below the number of tasks queued on reclaim_wait[WRITEBACK], \
+                        and each increment and decrement moves it by one.",
             exercised_by: &[C::ThrottledWriteback],
             check: |e| by_state(e, Invariant::ThrottledCount),
         },
@@ -315,13 +316,26 @@ impl ThrottleState {
                 self.wb_queued &= !woken;
                 self.wb_asleep &= !woken;
             }
-            Ev::Proto(TE::WritebackThrottledInc { now }) => {
+            // Each increment and decrement is reported right after its read-modify-write, so
+            // in trace order the count moves by one at each.
+            Ev::Proto(TE::WritebackThrottledInc { now } | TE::WritebackThrottledDec { now }) => {
+                let inc = matches!(ev, Ev::Proto(TE::WritebackThrottledInc { .. }));
+                let want = if inc { self.count.wrapping_add(1) } else { self.count.wrapping_sub(1) };
+                if *now != want {
+                    out.push((
+                        Invariant::ThrottledCount,
+                        format!(
+                            "nr_writeback_throttled {} to {now}, from {}",
+                            if inc { "incremented" } else { "decremented" },
+                            self.count
+                        ),
+                    ));
+                }
                 self.count = *now;
-                if *now == 1 {
+                if inc && *now == 1 {
                     self.first_waiter |= bit;
                 }
             }
-            Ev::Proto(TE::WritebackThrottledDec { now }) => self.count = *now,
             // The threshold is counted from the NR_THROTTLED_WRITTEN that the first waiter
             // recorded: nobody else moves nr_reclaim_start (kernel-source.md, Part 3).
             Ev::Proto(TE::ReclaimStart { written }) => {
@@ -552,6 +566,11 @@ mod tests {
             "{early:?}"
         );
         let late = walk(&[(2, done(2, 70, false))]);
+        // The count moves by one: 0, 1, 2, 1 is right; a decrement reported as 3 is not.
+        let dec = |now| Ev::Proto(TE::WritebackThrottledDec { now });
+        assert!(walk(&[(0, inc(1)), (1, inc(2)), (1, dec(1))]).is_empty());
+        let wrong = walk(&[(0, inc(1)), (1, inc(2)), (1, dec(3))]);
+        assert!(wrong.len() == 1 && wrong[0].1.contains("decremented to 3, from 2"), "{wrong:?}");
         assert!(late.len() == 1 && late[0].1.contains("does not wake it"), "{late:?}");
     }
 

@@ -494,3 +494,41 @@ impl<P: PlatformFor<Event>> Kernel<P> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::ghost::NoGhost;
+    use crate::kernel::cpu::Preempt;
+    use crate::platform::Std;
+    use crate::throttle::Config;
+
+    /// `skip_throttle_noprogress()` (1b4e3f26f9f7): skip while at most half the reclaimable
+    /// pages are under writeback, `2 * write_pending <= reclaimable`, at its edges.
+    #[test]
+    fn skip_throttle_noprogress_skips_while_at_most_half_is_under_writeback() {
+        let k = Kernel::<Std<NoGhost<Event>>>::new(
+            Config {
+                variant: Variant::NoprogressFix,
+                mutation: None,
+                roles: Vec::new(),
+                preempt: Preempt::Full,
+                cpus: 1,
+                lru: 0,
+                write_pending: 0,
+                swap_cluster_max: 32,
+                queued_locks: false,
+            },
+            Arc::new(NoGhost::default()),
+        );
+        for (lru, pending, skips) in
+            [(2, 1, true), (3, 2, false), (4, 2, true), (4, 3, false), (6, 3, true), (0, 0, true)]
+        {
+            k.lru.store(lru, Relaxed);
+            k.write_pending.store(pending, Relaxed);
+            assert_eq!(k.skip_throttle_noprogress(), skips, "{pending} of {lru} under writeback");
+        }
+    }
+}
