@@ -505,6 +505,59 @@ mod tests {
     use crate::platform::Std;
     use crate::throttle::Config;
 
+    /// Both `too_many_isolated()`s at their edges (docs/kernel-source.md, Part 3): mm/vmscan.c's
+    /// "isolated > inactive", an eighth of the LRU for GFP_KERNEL and all of it for GFP_NOFS;
+    /// mm/compaction.c's "isolated > lru / 2", GFP_NOFS keeping the whole LRU from
+    /// nofs-headroom on (4fbbb3fde3c6) and GFP_KERNEL an eighth of it there.
+    #[test]
+    fn too_many_isolated_at_its_edges() {
+        let k = |variant| {
+            Kernel::<Std<NoGhost<Event>>>::new(
+                Config {
+                    variant,
+                    mutation: None,
+                    roles: vec![crate::throttle::Role::Isolator { cpu: None, pages: 1 }],
+                    preempt: Preempt::Full,
+                    cpus: 1,
+                    lru: 0,
+                    write_pending: 0,
+                    swap_cluster_max: 32,
+                    queued_locks: false,
+                },
+                Arc::new(NoGhost::default()),
+            )
+        };
+        let set = |k: &Kernel<Std<NoGhost<Event>>>, lru, isolated| {
+            k.lru.store(lru, Relaxed);
+            k.isolated.store(isolated, Relaxed);
+        };
+        let v = k(Variant::V516Rc1);
+        let cur = v.sched.enter(0);
+        for (lru, isolated, gfp, too_many) in
+            [(16, 2, Gfp::Kernel, false), (16, 3, Gfp::Kernel, true), (4, 4, Gfp::Nofs, false), (4, 5, Gfp::Nofs, true)]
+        {
+            set(&v, lru, isolated);
+            assert_eq!(v.too_many_isolated_vmscan(&cur, gfp), too_many, "vmscan: {isolated} of {lru}, {gfp}");
+        }
+        for (variant, lru, isolated, gfp, too_many) in [
+            (Variant::V516Rc1, 8, 4, Gfp::Kernel, false),
+            (Variant::V516Rc1, 8, 5, Gfp::Kernel, true),
+            (Variant::NofsHeadroom, 8, 4, Gfp::Nofs, false),
+            (Variant::NofsHeadroom, 8, 5, Gfp::Nofs, true),
+            (Variant::NofsHeadroom, 16, 1, Gfp::Kernel, false),
+            (Variant::NofsHeadroom, 16, 2, Gfp::Kernel, true),
+        ] {
+            let k = k(variant);
+            let cur = k.sched.enter(0);
+            set(&k, lru, isolated);
+            assert_eq!(
+                k.too_many_isolated_compaction(&cur, gfp),
+                too_many,
+                "compaction, {variant:?}: {isolated} of {lru}, {gfp}"
+            );
+        }
+    }
+
     /// `skip_throttle_noprogress()` (1b4e3f26f9f7): skip while at most half the reclaimable
     /// pages are under writeback, `2 * write_pending <= reclaimable`, at its edges.
     #[test]
