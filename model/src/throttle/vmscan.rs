@@ -505,29 +505,32 @@ mod tests {
     use crate::platform::Std;
     use crate::throttle::Config;
 
+    type K = Kernel<Std<NoGhost<Event>>>;
+
+    /// A one-CPU kernel of `variant` whose only task is an isolator (the tests set the counts).
+    fn kernel(variant: Variant) -> K {
+        let cfg = Config {
+            variant,
+            mutation: None,
+            roles: vec![crate::throttle::Role::Isolator { cpu: None, pages: 1 }],
+            preempt: Preempt::Full,
+            cpus: 1,
+            lru: 0,
+            write_pending: 0,
+            swap_cluster_max: 32,
+            queued_locks: false,
+        };
+        K::new(cfg, Arc::new(NoGhost::default()))
+    }
+
     /// Both `too_many_isolated()`s at their edges (docs/kernel-source.md, Part 3): mm/vmscan.c's
     /// "isolated > inactive", an eighth of the LRU for GFP_KERNEL and all of it for GFP_NOFS;
     /// mm/compaction.c's "isolated > lru / 2", GFP_NOFS keeping the whole LRU from
     /// nofs-headroom on (4fbbb3fde3c6) and GFP_KERNEL an eighth of it there.
     #[test]
     fn too_many_isolated_at_its_edges() {
-        let k = |variant| {
-            Kernel::<Std<NoGhost<Event>>>::new(
-                Config {
-                    variant,
-                    mutation: None,
-                    roles: vec![crate::throttle::Role::Isolator { cpu: None, pages: 1 }],
-                    preempt: Preempt::Full,
-                    cpus: 1,
-                    lru: 0,
-                    write_pending: 0,
-                    swap_cluster_max: 32,
-                    queued_locks: false,
-                },
-                Arc::new(NoGhost::default()),
-            )
-        };
-        let set = |k: &Kernel<Std<NoGhost<Event>>>, lru, isolated| {
+        let k = kernel;
+        let set = |k: &K, lru, isolated| {
             k.lru.store(lru, Relaxed);
             k.isolated.store(isolated, Relaxed);
         };
@@ -562,20 +565,7 @@ mod tests {
     /// pages are under writeback, `2 * write_pending <= reclaimable`, at its edges.
     #[test]
     fn skip_throttle_noprogress_skips_while_at_most_half_is_under_writeback() {
-        let k = Kernel::<Std<NoGhost<Event>>>::new(
-            Config {
-                variant: Variant::NoprogressFix,
-                mutation: None,
-                roles: Vec::new(),
-                preempt: Preempt::Full,
-                cpus: 1,
-                lru: 0,
-                write_pending: 0,
-                swap_cluster_max: 32,
-                queued_locks: false,
-            },
-            Arc::new(NoGhost::default()),
-        );
+        let k = kernel(Variant::NoprogressFix);
         for (lru, pending, skips) in
             [(2, 1, true), (3, 2, false), (4, 2, true), (4, 3, false), (6, 3, true), (0, 0, true)]
         {
