@@ -317,4 +317,23 @@ mod tests {
         direct_reclaim(&k, &k.sched.enter(1), 0, 1, 1, true);
         within("wait_iff_congested()", 100, t);
     }
+
+    /// `wakeup_kswapd()` releases `kswapd_exclusive` for a node whose kswapd sleeps (what
+    /// `waitqueue_active(&pgdat->kswapd_wait)` sees) and leaves it to a kswapd still running,
+    /// which releases it itself when it balances. No scenario tells the two apart: where the
+    /// allocators release, the right code may also find kswapd running and leave the node
+    /// exclusive (recheck-sticky-owner-never's finding), so each order is checked here.
+    #[test]
+    fn wakeup_kswapd_releases_only_for_a_sleeping_kswapd() {
+        let roles = vec![Role::Kswapd { node: 0, batches: 1, pages: 1, balances: false }];
+        let cfg = Config { variant: Variant::Recheck, mutation: None, roles, timer: TimerModel::AnyTime };
+        let k = Kernel::<Std<NoGhost<Event>>>::new(cfg, Arc::new(NoGhost::default()));
+        let cur = k.sched.enter(0);
+        k.kswapd_exclusive.store(0, Relaxed);
+        wakeup_kswapd(&k, &cur, 0);
+        assert_eq!(k.kswapd_exclusive.load(Relaxed), 0, "released while kswapd runs");
+        k.pgdat[0].kswapd_asleep.store(true, Relaxed);
+        wakeup_kswapd(&k, &cur, 0);
+        assert_eq!(k.kswapd_exclusive.load(Relaxed), NUMA_NO_NODE, "kept after kswapd sleeps");
+    }
 }
