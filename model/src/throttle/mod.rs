@@ -762,6 +762,42 @@ mod tests {
         refused(&cfg(vec![wb(3)]), "write_pending = 2 is below the 3 pages");
     }
 
+    /// Each seeded mutation is refused where its code cannot run (a file that names it there
+    /// is an error, not a survivor) and accepted where it can: every shipped mutant file is one
+    /// of the second kind, so no scenario checks the first.
+    #[test]
+    fn each_mutation_applies_only_where_its_code_runs() {
+        use Mutation as M;
+        let applies = |m: M, c: &Config| m.applies(c);
+        let full = |c: Config| Config { preempt: Preempt::Full, ..c };
+        let resched = Config { variant: Variant::KthreadResched, ..cfg(vec![direct(1)]) };
+        assert!(applies(M::ReschedNoop, &resched).is_ok());
+        assert!(applies(M::ReschedNoop, &full(resched.clone())).unwrap_err().contains("preempt"));
+        assert!(applies(M::ReschedNoop, &cfg(vec![direct(1)])).unwrap_err().contains("b485c6f1f9f5"));
+        let isolator = Role::Isolator { cpu: None, pages: 1 };
+        assert!(applies(M::NoPutback, &cfg(vec![isolator])).is_ok());
+        assert!(applies(M::NoPutback, &cfg(vec![direct(1)])).unwrap_err().contains("has none"));
+        let kswapd = |immediate| Role::Kswapd { cpu: None, batch: 0, immediate };
+        let congested =
+            |congested| Role::DirectReclaimer { cpu: None, gfp: Gfp::Kernel, batch: 0, congested, progress: true };
+        for m in [M::ThrottleUntilWoken, M::DecBeforeSleep, M::WakeOneWriteback] {
+            assert!(applies(m, &cfg(vec![kswapd(true)])).is_ok(), "{m:?}");
+            assert!(applies(m, &cfg(vec![congested(true)])).is_ok(), "{m:?}");
+            for no in [kswapd(false), congested(false)] {
+                assert!(applies(m, &cfg(vec![no])).unwrap_err().contains("WRITEBACK"), "{m:?}");
+            }
+        }
+        let kcompactd = Role::Kcompactd { cpu: None, batch: 0 };
+        let sync =
+            Role::Compactor { cpu: None, gfp: Gfp::Kernel, mode: Mode::SyncLight, batch: 0, buffer: Buffer::None };
+        for yes in [direct(1), kcompactd, sync] {
+            assert!(applies(M::IsolatedWakesNobody, &cfg(vec![yes.clone()])).is_ok(), "{yes:?}");
+        }
+        for no in [direct(0), compactor(Gfp::Kernel, Buffer::None)] {
+            assert!(applies(M::IsolatedWakesNobody, &cfg(vec![no])).unwrap_err().contains("ISOLATED"));
+        }
+    }
+
     /// A task's CPU: its own, or its pid modulo the CPU count; and the count of tasks per CPU.
     #[test]
     fn tasks_are_bound_to_their_cpu_or_spread_by_pid() {
