@@ -798,6 +798,25 @@ mod tests {
         }
     }
 
+    /// `[params] queued_locks` with more tasks on one CPU than its queue word announces is
+    /// refused, and a CPU at the limit accepted, whether the tasks name their CPU or are spread
+    /// by pid (no shipped file comes near the limit).
+    #[test]
+    fn queued_locks_refuse_more_tasks_a_cpu_than_the_queue_holds() {
+        use crate::model::Value;
+        let configure = |cpus: i64, tasks: usize| {
+            let mut params = Fields::new(
+                "params",
+                vec![("cpus".to_string(), Value::Int(cpus)), ("queued_locks".to_string(), Value::Bool(true))],
+            );
+            ReclaimThrottle::configure(Variant::V516Rc1, None, vec![direct(0); tasks], &mut params)
+        };
+        assert!(configure(1, MAX_QUEUED_TASKS).is_ok(), "one CPU at the limit");
+        assert_eq!(configure(1, MAX_QUEUED_TASKS + 1).unwrap_err().field, "params.queued_locks");
+        assert!(configure(2, 2 * MAX_QUEUED_TASKS).is_ok(), "spread by pid, each CPU at the limit");
+        assert_eq!(configure(2, 2 * MAX_QUEUED_TASKS + 1).unwrap_err().field, "params.queued_locks");
+    }
+
     /// A task's CPU: its own, or its pid modulo the CPU count; and the count of tasks per CPU.
     #[test]
     fn tasks_are_bound_to_their_cpu_or_spread_by_pid() {
