@@ -387,11 +387,14 @@ fn the_throttle_counters_count_the_throttles_and_the_timeouts() {
     };
     let throttle = Ev::Proto(Event::Throttle { reason: Reason::Writeback, timeout: 10 });
     let end = |slept| Ev::Proto(Event::ThrottleEnd { reason: Reason::Writeback, timeout: 10, slept });
-    let events = vec![(0, throttle.clone()), (1, throttle), (0, end(10)), (1, end(4))];
+    // Two of three sleeps timed out (one to the jiffy, one past it), so that counting the
+    // others instead gives another figure.
+    let events =
+        vec![(0, throttle.clone()), (1, throttle.clone()), (2, throttle), (0, end(10)), (1, end(4)), (2, end(12))];
     let mut out = Default::default();
     ReclaimThrottle::counters(&cfg, &events, &[], &mut out);
-    assert_eq!(out.get("throttled").copied(), Some(2.0), "{out:?}");
-    assert_eq!(out.get("throttle-timed-out").copied(), Some(1.0), "{out:?}");
+    assert_eq!(out.get("throttled").copied(), Some(3.0), "{out:?}");
+    assert_eq!(out.get("throttle-timed-out").copied(), Some(2.0), "{out:?}");
 }
 
 /// The runtime mode's timer (`TimerModel::Real`, what `mmcheck run` sleeps on), on one real
