@@ -27,7 +27,7 @@ use mmmodel::ghost::Pid;
 use mmmodel::kernel::cpu::{CpuEvent, MAX_CPUS};
 use mmmodel::model::Named;
 use mmmodel::throttle::event::{WQ_ISOLATED, WQ_WRITEBACK};
-use mmmodel::throttle::{Config, Coverage as C, Event as TE, Invariant, Reason, ReclaimThrottle};
+use mmmodel::throttle::{Config, Coverage as C, Event as TE, Invariant, Pages, Reason, ReclaimThrottle};
 
 use super::online::{CycleKey, Found};
 use super::{Checked, Exec, Violation};
@@ -83,6 +83,14 @@ impl Checked for ReclaimThrottle {
             exercised_by: &[C::IsolatedWake, C::ThrottledIsolated],
             check: |e| by_state(e, Invariant::IsolatedWakesAll),
         },
+        super::Invariant {
+            id: Invariant::PagesConserved,
+            statement: "Once every task has finished, the pages on the LRU and those isolated add up to the pages \
+                        there were at the start: an isolation takes pages off the LRU and its putback returns them, \
+                        none made or lost.",
+            exercised_by: &[C::TooManyIsolated],
+            check: pages_conserved,
+        },
     ];
     const PROGRESS: Invariant = Invariant::Progress;
     const LASSO: &'static [Invariant] = &[Invariant::NoSoftLockup];
@@ -135,6 +143,23 @@ fn progress(exec: &Exec_) -> Vec<Violation> {
         }
     }
     out
+}
+
+/// `pages-conserved`: the final state's pages against the configuration's (nothing to judge
+/// without a final state: an execution that did not end, or the runtime build).
+fn pages_conserved(exec: &Exec_) -> Vec<Violation> {
+    let message = pages_lost(exec.cfg, exec.fin);
+    message.map(|m| Violation::new(Invariant::PagesConserved, None, m)).into_iter().collect()
+}
+
+fn pages_lost(cfg: &Config, fin: &Option<Pages>) -> Option<String> {
+    let Pages { lru, isolated } = (*fin)?;
+    (lru.wrapping_add(isolated) != cfg.pages()).then(|| {
+        format!(
+            "pages made or lost: {lru} on the LRU and {isolated} isolated at the end, {} in all at the start",
+            cfg.pages()
+        )
+    })
 }
 
 fn by_state(exec: &Exec_, id: Invariant) -> Vec<Violation> {
@@ -423,7 +448,11 @@ impl super::online::Online<ReclaimThrottle> for ThrottleState {
         self.walk(cfg, pid, ev, &mut out, &mut found.derived);
         found.violated.extend(out.into_iter().map(|(i, _)| i));
     }
-    fn end(&self, _cfg: &Config, _fin: &(), _found: &mut Found<ReclaimThrottle>) {}
+    fn end(&self, cfg: &Config, fin: &Option<Pages>, found: &mut Found<ReclaimThrottle>) {
+        if pages_lost(cfg, fin).is_some() {
+            found.violated.push(Invariant::PagesConserved);
+        }
+    }
 
     /// `no-soft-lockup`'s online form: for each CPU that a task runs on while another task
     /// waits for it, the key (CPU, running task). A fair cycle that keeps one such key in every
@@ -444,7 +473,7 @@ impl super::online::Online<ReclaimThrottle> for ThrottleState {
 /// starts, some task waits for a CPU that another task runs on, and in the cycle the running
 /// task takes steps, never gives that CPU up, and the waiting task never gets it.
 pub fn lasso(cfg: &Config, events: &[(Pid, Ev<TE>)], cycle_from: usize) -> Vec<Violation> {
-    let exec = Exec::<ReclaimThrottle> { cfg, events, fin: &() };
+    let exec = Exec::<ReclaimThrottle> { cfg, events, fin: &None };
     let mut holder = [NOBODY; MAX_CPUS];
     let mut waiting = [0u32; MAX_CPUS];
     let (prefix, cycle) = exec.events.split_at(cycle_from.min(exec.events.len()));
@@ -585,5 +614,20 @@ mod tests {
         assert!(plain[0].1.contains("found the queue empty with T0"), "{plain:?}");
         let stale = walk_to(KernelEvent::WakeSkippedStale { wq: WQ_ISOLATED });
         assert!(stale.is_empty(), "{stale:?}");
+    }
+
+    /// `pages-conserved` compares the final pages with the configuration's (an isolator's
+    /// pages count from the start), in either direction, and judges nothing without a final
+    /// state.
+    #[test]
+    fn pages_conserved_counts_the_isolators_pages_and_judges_no_missing_final_state() {
+        use mmmodel::throttle::{Pages, Role};
+        let cfg = Config { roles: vec![Role::Isolator { cpu: None, pages: 2 }], ..config() };
+        let at = |lru, isolated| super::pages_lost(&cfg, &Some(Pages { lru, isolated }));
+        assert_eq!(at(10, 0), None);
+        assert_eq!(at(7, 3), None);
+        assert!(at(8, 0).unwrap().contains("8 on the LRU and 0 isolated at the end, 10 in all"));
+        assert!(at(9, 2).is_some(), "a page made");
+        assert_eq!(super::pages_lost(&cfg, &None), None);
     }
 }

@@ -143,6 +143,7 @@ crate::named! {
         WritebackWakesAll = "writeback-wakes-all",
         ThrottledCount = "throttled-count",
         IsolatedWakesAll = "isolated-wakes-all",
+        PagesConserved = "pages-conserved",
     }
 }
 
@@ -155,6 +156,7 @@ crate::named! {
         WakeOneWriteback = "wake-one-writeback",
         DecBeforeSleep = "dec-before-sleep",
         IsolatedWakesNobody = "isolated-wakes-nobody",
+        PutbackForgetsLru = "putback-forgets-lru",
     }
 }
 
@@ -167,6 +169,7 @@ impl Seeded<ReclaimThrottle> for Mutation {
             Mutation::WakeOneWriteback => Invariant::WritebackWakesAll,
             Mutation::DecBeforeSleep => Invariant::ThrottledCount,
             Mutation::IsolatedWakesNobody => Invariant::IsolatedWakesAll,
+            Mutation::PutbackForgetsLru => Invariant::PagesConserved,
         }
     }
     fn description(self) -> &'static str {
@@ -187,6 +190,9 @@ impl Seeded<ReclaimThrottle> for Mutation {
             Mutation::IsolatedWakesNobody => {
                 "wake_throttle_isolated() never wakes reclaim_wait[ISOLATED]: every ISOLATED sleeper sleeps its full HZ/50."
             }
+            Mutation::PutbackForgetsLru => {
+                "The putback takes the pages off NR_ISOLATED but never adds them back to the LRU: they are lost."
+            }
         }
     }
     fn applies(self, cfg: &Config) -> Result<(), String> {
@@ -200,6 +206,9 @@ impl Seeded<ReclaimThrottle> for Mutation {
             }
             Mutation::NoPutback if !has(|r| matches!(r, Role::Isolator { .. })) => {
                 Err("it changes the putback of an isolator, and this file has none".into())
+            }
+            Mutation::PutbackForgetsLru if !has(Role::puts_back) => {
+                Err("it changes the putback, and no thread of this file isolates pages".into())
             }
             Mutation::ThrottleUntilWoken | Mutation::DecBeforeSleep | Mutation::WakeOneWriteback
                 if !has(|r| {
@@ -268,11 +277,38 @@ impl Role {
     pub fn is_kthread(&self) -> bool {
         matches!(self, Role::Kswapd { .. } | Role::Kcompactd { .. } | Role::Kworker { .. })
     }
-    fn isolated_at_start(&self) -> u32 {
+    /// The role isolates pages and puts them back (an isolator only puts its pages back).
+    fn puts_back(&self) -> bool {
+        match *self {
+            Role::Kswapd { batch, .. }
+            | Role::DirectReclaimer { batch, .. }
+            | Role::Kcompactd { batch, .. }
+            | Role::Compactor { batch, .. } => batch > 0,
+            Role::Isolator { .. } => true,
+            Role::Writeback { .. } | Role::Kworker { .. } => false,
+        }
+    }
+    /// Pages the role holds isolated at the start.
+    pub fn isolated_at_start(&self) -> u32 {
         match *self {
             Role::Isolator { pages, .. } => pages,
             _ => 0,
         }
+    }
+}
+
+/// reclaim-throttle's final state: the node's pages on the LRU and isolated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Pages {
+    pub lru: u32,
+    pub isolated: u32,
+}
+
+impl Config {
+    /// The pages there are: on the LRU and held isolated at the start (`lru` plus the
+    /// isolators' pages), which no execution makes or loses.
+    pub fn pages(&self) -> u32 {
+        self.lru + self.roles.iter().map(Role::isolated_at_start).sum::<u32>()
     }
 }
 
@@ -357,7 +393,7 @@ pub struct Kernel<P: Platform> {
     /// Ghost (checker builds): `lru` and `isolated` as the last operation on each left them,
     /// each written right after that operation from what it returned (so with it: no other
     /// task runs between the two). Plain memory, no step of any explorer; read by
-    /// [`Model::final_state`]'s conservation check.
+    /// [`Model::final_state`] for `pages-conserved`.
     pub ghost_pages: [std::sync::atomic::AtomicU32; 2],
 }
 
@@ -454,7 +490,7 @@ impl Model for ReclaimThrottle {
     type Mutation = Mutation;
     type Role = Role;
     type Config = Config;
-    type Final = ();
+    type Final = Option<Pages>;
     type Kernel<P: PlatformFor<Event>> = Kernel<P>;
 
     fn variant(cfg: &Config) -> Variant {
@@ -638,22 +674,15 @@ impl Model for ReclaimThrottle {
     fn run_task<P: PlatformFor<Event>>(k: &Kernel<P>, pid: Pid) {
         k.run_task(pid)
     }
-    /// Checker builds assert that pages are neither made nor lost: an isolation takes pages off
-    /// the LRU and its putback returns them, so once every task has finished, the LRU and the
-    /// isolated pages together are what they were at the start. The values are the ghost's
-    /// (`Kernel::ghost_pages`), so that the check is no step of the explored execution and
-    /// changes no state count. (No monitor could check it as the tasks run: the two counters
-    /// are never read together.)
-    fn final_state<P: PlatformFor<Event>>(k: &Kernel<P>) {
-        if P::Ghost::ENABLED {
-            let at_start = k.cfg.lru + k.cfg.roles.iter().map(Role::isolated_at_start).sum::<u32>();
-            let relaxed = core::sync::atomic::Ordering::Relaxed;
-            let (lru, isolated) = (k.ghost_pages[0].load(relaxed), k.ghost_pages[1].load(relaxed));
-            assert!(
-                lru + isolated == at_start,
-                "pages made or lost: {lru} on the LRU and {isolated} isolated at the end, {at_start} in all at the start"
-            );
-        }
+    /// The pages on the LRU and isolated once every task has finished (checker builds; `None`
+    /// in the runtime build), which `pages-conserved` compares with those at the start. The
+    /// values are the ghost's (`Kernel::ghost_pages`), so that reading them is no step of the
+    /// explored execution and changes no state count. (No monitor could check it as the tasks
+    /// run: the two counters are never read together.)
+    fn final_state<P: PlatformFor<Event>>(k: &Kernel<P>) -> Option<Pages> {
+        let relaxed = core::sync::atomic::Ordering::Relaxed;
+        P::Ghost::ENABLED
+            .then(|| Pages { lru: k.ghost_pages[0].load(relaxed), isolated: k.ghost_pages[1].load(relaxed) })
     }
 
     fn scale(cfg: &Config, k: usize, _work: u32, _hold_spins: u32) -> Result<Config, String> {

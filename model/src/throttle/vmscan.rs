@@ -258,8 +258,10 @@ impl<P: PlatformFor<Event>> Kernel<P> {
         let context = cur.loop_context();
         let isolated = self.isolated.fetch_sub(pages, AcqRel) - pages;
         self.ghost_pages(1, isolated);
-        let lru = self.lru.fetch_add(pages, AcqRel).wrapping_add(pages);
-        self.ghost_pages(0, lru);
+        if !self.mutated(cur, Mutation::PutbackForgetsLru) {
+            let lru = self.lru.fetch_add(pages, AcqRel).wrapping_add(pages);
+            self.ghost_pages(0, lru);
+        }
         cur.emit(Event::Putback { pages, isolated });
         cur.checkpoint(loop_summary(context, DONE_PUTBACK, 0));
     }
