@@ -107,6 +107,14 @@ const SLOTS: u64 = (1 << ANNOUNCED) - 1;
 /// Tasks one CPU may have with queued joins.
 pub const MAX_QUEUED_TASKS: usize = (64 - ANNOUNCED) as usize;
 
+// The run queue word, checked at build time: the slots lie below the announce bits, the announce
+// bits within the word, and every task a CPU may have with queued joins fits in its queue.
+const _: () = {
+    assert!(QUEUE_SLOTS as u32 * SLOT <= ANNOUNCED, "slots overlap the announce bits");
+    assert!(ANNOUNCED as usize + MAX_QUEUED_TASKS <= 64, "announce bits past the word");
+    assert!(MAX_QUEUED_TASKS <= QUEUE_SLOTS, "more announced tasks than slots");
+};
+
 struct Cpu<P: Platform> {
     /// More than one task is bound to the CPU. A CPU with one task has nothing to arbitrate:
     /// its task runs whenever it is runnable, and the CPU takes no explored step at all.
@@ -296,4 +304,30 @@ pub fn cond_resched<P: PlatformFor<E>, E: ProtoEvent + From<CpuEvent>>(cur: &Cur
     }
     cpu_give_up::<P, E>(cur, cpus, cpu, YieldWhy::Resched);
     cpu_run::<P, E>(cur, cpus, cpu);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The limits the docs give (scenarios.md: ten threads a CPU under `preempt = "none"`, four
+    /// with `queued_locks`).
+    #[test]
+    fn a_run_queue_holds_ten_tasks_and_four_with_queued_joins() {
+        assert_eq!((QUEUE_SLOTS, MAX_QUEUED_TASKS), (10, 4));
+    }
+
+    /// Queued joins append the announced tasks after the last task already queued, in rank
+    /// order (no shipped file has three tasks on one CPU with queued joins, where a queue of two
+    /// takes a third).
+    #[test]
+    fn announced_tasks_join_the_queue_after_its_last_task() {
+        type P = crate::platform::Std<crate::ghost::NoGhost<()>>;
+        let cpus = Cpus::<P>::new(Preempt::None, &[0, 4], false).queued_joins(&[1, 1, 1, 1]);
+        let slot = |i: u32, pid: u64| (pid + 1) << (i * SLOT);
+        // pids 0 and 1 queued; pids 3 and 2 (ranks 3 and 2) announced.
+        let joined = cpus.absorb(1, slot(0, 0) | slot(1, 1), 0b1100);
+        assert_eq!(joined, slot(0, 0) | slot(1, 1) | slot(2, 2) | slot(3, 3));
+        assert_eq!(cpus.absorb(1, 0, 0b0010), slot(0, 1), "an empty queue");
+    }
 }

@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 pub use self::event::{Coverage, Event, Reason, Site, SkipWhy};
 use crate::event::{Event as Ev, Wq};
 use crate::ghost::{Ghost, Pid, MAX_TASKS};
-use crate::kernel::cpu::{cpu_give_up, cpu_run, Cpus, Preempt, YieldWhy, MAX_CPUS, MAX_QUEUED_TASKS};
+use crate::kernel::cpu::{cpu_give_up, cpu_run, Cpus, Preempt, YieldWhy, MAX_CPUS, MAX_QUEUED_TASKS, QUEUE_SLOTS};
 use crate::kernel::sched::{Current, Sched, TimerModel};
 use crate::kernel::wait::WaitQueueHead;
 use crate::model::{count, Counters, FieldError, Fields, Model, PlatformFor, RoleKind, Seeded};
@@ -649,6 +649,13 @@ impl Model for ReclaimThrottle {
                 ));
             }
         }
+        if cfg.preempt == Preempt::None {
+            if let Some((cpu, n)) = cfg.tasks_per_cpu().into_iter().enumerate().find(|&(_, n)| n > QUEUE_SLOTS) {
+                return Err(format!(
+                    "cpu{cpu} has {n} threads, and under preempt = \"none\" a CPU's run queue holds {QUEUE_SLOTS}"
+                ));
+            }
+        }
         let holders = cfg.roles.iter().filter(|r| matches!(r, Role::Compactor { buffer: Buffer::Holds, .. })).count();
         if holders > 1 {
             return Err("at most one compactor holds the buffer lock".into());
@@ -767,7 +774,8 @@ mod tests {
         assert!(ReclaimThrottle::validate(&cfg(vec![direct(4)])).is_ok(), "batches = lru");
         refused(&cfg(vec![direct(3), direct(2)]), "the threads isolate up to 5 pages");
         refused(&cfg(vec![]), "threads");
-        assert!(ReclaimThrottle::validate(&cfg(vec![direct(0); MAX_TASKS])).is_ok(), "MAX_TASKS threads");
+        let full = |c: Config| Config { preempt: Preempt::Full, ..c };
+        assert!(ReclaimThrottle::validate(&full(cfg(vec![direct(0); MAX_TASKS]))).is_ok(), "MAX_TASKS threads");
         refused(&cfg(vec![direct(0); MAX_TASKS + 1]), "threads");
         refused(&Config { cpus: 0, ..cfg(vec![direct(1)]) }, "cpus = 0 is out of range");
         assert!(ReclaimThrottle::validate(&Config { cpus: MAX_CPUS as u8, ..cfg(vec![direct(1)]) }).is_ok());
@@ -789,6 +797,11 @@ mod tests {
         let wb = |pages| Role::Writeback { cpu: None, pages };
         assert!(ReclaimThrottle::validate(&cfg(vec![wb(2)])).is_ok(), "write_pending = completions");
         refused(&cfg(vec![wb(3)]), "write_pending = 2 is below the 3 pages");
+        // Under preempt = "none" a CPU's run queue holds ten tasks (six bits a slot).
+        let on0 = Role::DirectReclaimer { cpu: Some(0), gfp: Gfp::Kernel, batch: 0, congested: false, progress: true };
+        assert!(ReclaimThrottle::validate(&cfg(vec![on0.clone(); 10])).is_ok(), "ten threads on cpu0");
+        refused(&cfg(vec![on0.clone(); 11]), "cpu0 has 11 threads");
+        assert!(ReclaimThrottle::validate(&Config { preempt: Preempt::Full, ..cfg(vec![on0; 11]) }).is_ok());
     }
 
     /// Each seeded mutation is refused where its code cannot run (a file that names it there
