@@ -174,7 +174,7 @@ impl<P: Platform> Cpus<P> {
     /// `announced` names appended, in rank order.
     fn absorb(&self, cpu: u8, slots: u64, announced: u64) -> u64 {
         let Some((members, _)) = &self.queued else { return slots };
-        let mut len = (0..QUEUE_SLOTS).find(|i| (slots >> (*i as u32 * SLOT)) & SLOT_MASK == 0).unwrap_or(QUEUE_SLOTS);
+        let mut len = queue_len(slots);
         let mut out = slots;
         for (r, &pid) in members[cpu as usize].iter().enumerate() {
             if announced & (1 << r) != 0 {
@@ -189,6 +189,21 @@ impl<P: Platform> Cpus<P> {
     fn bound(&self, cpu: u8) -> bool {
         self.preempt == Preempt::None && self.cpus[cpu as usize].shared
     }
+}
+
+/// Slot `i` of run queue word `q`: a pid plus one, or 0.
+fn slot(q: u64, i: usize) -> u64 {
+    (q >> (i as u32 * SLOT)) & SLOT_MASK
+}
+
+/// The tasks in run queue word `q` (the index of its first empty slot).
+fn queue_len(q: u64) -> usize {
+    (0..QUEUE_SLOTS).find(|&i| slot(q, i) == 0).unwrap_or(QUEUE_SLOTS)
+}
+
+/// Where `me` (a pid plus one) is in run queue word `q`, if it is.
+fn queued_at(q: u64, me: u64) -> Option<usize> {
+    (0..queue_len(q)).find(|&i| slot(q, i) == me)
 }
 
 fn emit<P: PlatformFor<E>, E: ProtoEvent + From<CpuEvent>>(cur: &Current<P>, ev: CpuEvent) {
@@ -218,8 +233,8 @@ pub fn cpu_run<P: PlatformFor<E>, E: ProtoEvent + From<CpuEvent>>(cur: &Current<
                 break;
             }
             let q = c.queue.load(Acquire);
-            let mine = (0..QUEUE_SLOTS).any(|i| (q >> (i as u32 * SLOT)) & SLOT_MASK == me);
-            if mine || c.queue.compare_exchange(q, cpus.absorb(cpu, q & SLOTS, q >> ANNOUNCED), AcqRel, Acquire).is_ok()
+            if queued_at(q, me).is_some()
+                || c.queue.compare_exchange(q, cpus.absorb(cpu, q & SLOTS, q >> ANNOUNCED), AcqRel, Acquire).is_ok()
             {
                 break;
             }
@@ -228,7 +243,7 @@ pub fn cpu_run<P: PlatformFor<E>, E: ProtoEvent + From<CpuEvent>>(cur: &Current<
     // Join the end of the queue.
     while cpus.queued.is_none() {
         let q = c.queue.load(Acquire);
-        let len = (0..QUEUE_SLOTS).find(|i| (q >> (*i as u32 * SLOT)) & SLOT_MASK == 0).unwrap_or(QUEUE_SLOTS);
+        let len = queue_len(q);
         assert!(len < QUEUE_SLOTS, "more tasks runnable on cpu{cpu} than its run queue holds");
         if c.queue.compare_exchange(q, q | (me << (len as u32 * SLOT)), AcqRel, Acquire).is_ok() {
             break;
@@ -315,6 +330,21 @@ mod tests {
     #[test]
     fn a_run_queue_holds_ten_tasks_and_four_with_queued_joins() {
         assert_eq!((QUEUE_SLOTS, MAX_QUEUED_TASKS), (10, 4));
+    }
+
+    /// A run queue word's slots: its length, and where a task is in it.
+    #[test]
+    fn a_run_queue_word_says_who_is_queued_where() {
+        let word = |pids: &[u64]| pids.iter().enumerate().fold(0, |q, (i, p)| q | (p + 1) << (i as u32 * SLOT));
+        assert_eq!(queue_len(0), 0);
+        let q = word(&[4, 0, 31]);
+        assert_eq!(queue_len(q), 3);
+        assert_eq!((slot(q, 0), slot(q, 1), slot(q, 2), slot(q, 3)), (5, 1, 32, 0));
+        assert_eq!([5, 1, 32, 2].map(|me| queued_at(q, me)), [Some(0), Some(1), Some(2), None]);
+        let full = word(&[0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+        assert_eq!((queue_len(full), queued_at(full, 10)), (QUEUE_SLOTS, Some(9)));
+        // An announce bit above the slots is no task of the queue.
+        assert_eq!((queue_len(q | 1 << ANNOUNCED), queued_at(q | 1 << ANNOUNCED, 32)), (3, Some(2)));
     }
 
     /// Queued joins append the announced tasks after the last task already queued, in rank
