@@ -1005,6 +1005,22 @@ mod tests {
 
     type K = Kernel<Std<NoGhost<Event>>>;
 
+    /// `congestion_wait(BLK_RW_ASYNC, HZ/10)` sleeps its HZ/10 on the real timer, with nobody
+    /// to wake it (no verdict depends on the length: the explorers' timer expires at any
+    /// point). Wide bounds, so that a loaded machine cannot fail the right length.
+    #[test]
+    fn congestion_wait_sleeps_a_tenth_of_a_second_of_jiffies() {
+        use crate::kernel::sched::{Sched, TimerModel};
+        use std::time::{Duration, Instant};
+        const JIFFY: Duration = Duration::from_micros(200);
+        let sched =
+            Sched::<Std<NoGhost<Event>>>::new(1, TimerModel::Real { jiffy: JIFFY }, Arc::new(NoGhost::default()));
+        let t = Instant::now();
+        congestion_wait(&sched.enter(0));
+        let (slept, timeout) = (t.elapsed(), JIFFY * (HZ / 10) as u32);
+        assert!(slept >= timeout && slept < timeout * 50, "slept {slept:?} for a timeout of {timeout:?}");
+    }
+
     fn cfg(roles: Vec<Role>, unmovable_per_block: u32) -> Config {
         Config {
             variant: Variant::FatalFix,
