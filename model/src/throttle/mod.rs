@@ -277,16 +277,19 @@ impl Role {
     pub fn is_kthread(&self) -> bool {
         matches!(self, Role::Kswapd { .. } | Role::Kcompactd { .. } | Role::Kworker { .. })
     }
-    /// The role isolates pages and puts them back (an isolator only puts its pages back).
-    fn puts_back(&self) -> bool {
+    /// The pages the role isolates from the LRU (and puts back).
+    fn batch(&self) -> u32 {
         match *self {
             Role::Kswapd { batch, .. }
             | Role::DirectReclaimer { batch, .. }
             | Role::Kcompactd { batch, .. }
-            | Role::Compactor { batch, .. } => batch > 0,
-            Role::Isolator { .. } => true,
-            Role::Writeback { .. } | Role::Kworker { .. } => false,
+            | Role::Compactor { batch, .. } => batch,
+            Role::Isolator { .. } | Role::Writeback { .. } | Role::Kworker { .. } => 0,
         }
+    }
+    /// The role puts pages back on the LRU: its own isolations, or an isolator's pages.
+    fn puts_back(&self) -> bool {
+        self.batch() > 0 || matches!(self, Role::Isolator { .. })
     }
     /// Pages the role holds isolated at the start.
     pub fn isolated_at_start(&self) -> u32 {
@@ -308,7 +311,11 @@ impl Config {
     /// The pages there are: on the LRU and held isolated at the start (`lru` plus the
     /// isolators' pages), which no execution makes or loses.
     pub fn pages(&self) -> u32 {
-        self.lru + self.roles.iter().map(Role::isolated_at_start).sum::<u32>()
+        self.lru + self.isolated_at_start()
+    }
+    /// The pages the isolators hold at the start.
+    pub fn isolated_at_start(&self) -> u32 {
+        self.roles.iter().map(Role::isolated_at_start).sum()
     }
 }
 
@@ -401,7 +408,7 @@ impl<P: PlatformFor<Event>> Kernel<P> {
     pub fn new(cfg: Config, ghost: Arc<P::Ghost>) -> Self {
         let sched = Sched::new(cfg.roles.len(), TimerModel::AnyTime, ghost);
         let resched_noop = P::Ghost::ENABLED && cfg.mutation == Some(Mutation::ReschedNoop);
-        let isolated: u32 = cfg.roles.iter().map(Role::isolated_at_start).sum();
+        let isolated = cfg.isolated_at_start();
         // With queued_locks, the wait queues' spinlocks serve their waiters in turn.
         let queued = cfg.queued_locks;
         let wq = |name| if queued { WaitQueueHead::new_queued(name) } else { WaitQueueHead::new(name) };
@@ -612,25 +619,13 @@ impl Model for ReclaimThrottle {
         if cfg.cpus == 0 || cfg.cpus as usize > MAX_CPUS {
             return Err(format!("cpus = {} is out of range 1..={MAX_CPUS}", cfg.cpus));
         }
-        let isolated: u32 = cfg.roles.iter().map(Role::isolated_at_start).sum();
-        let batches: u32 = cfg
-            .roles
-            .iter()
-            .map(|r| match *r {
-                Role::Kswapd { batch, .. }
-                | Role::DirectReclaimer { batch, .. }
-                | Role::Kcompactd { batch, .. }
-                | Role::Compactor { batch, .. } => batch,
-                _ => 0,
-            })
-            .sum();
+        let batches: u32 = cfg.roles.iter().map(Role::batch).sum();
         if batches > cfg.lru {
             return Err(format!(
                 "the threads isolate up to {batches} pages together but the LRU has lru = {} ([params] lru)",
                 cfg.lru
             ));
         }
-        let _ = isolated;
         let mut kworkers = Vec::new();
         for (pid, r) in cfg.roles.iter().enumerate() {
             let cpu = cfg.cpu_of(pid);
