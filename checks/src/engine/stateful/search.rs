@@ -26,7 +26,7 @@ use super::symmetry::{self, Canon};
 use super::table::FpTable;
 use super::workers::{self, Begin, Sent, Worker, WorkerOut};
 use super::{cluster_run, por, replay, snapshots};
-use crate::engine::types::{Engine, Memory, Options, Outcome, Replay, StateStats};
+use crate::engine::types::{Engine, Memory, Options, Outcome, Reduce, Replay, StateStats};
 use crate::monitor::Checked;
 use crate::spec::Spec;
 
@@ -201,7 +201,10 @@ impl<'a, M: Checked> Search<'a, M> {
     fn cluster(&mut self, c: &Cluster) {
         let (engine, max_states) = (self.engine, self.cx.budget.max_states);
         let spec: Spec<M> = self.spec.clone();
-        let opts = Options { progress: None, cluster: None, ..self.opts.clone() };
+        // No sleep sets: they do not travel with a state sent to its owner (por.rs), and a
+        // worker that used them would search alone, its table never consulting owners.
+        let reduce = Reduce { por: false, ..self.opts.reduce };
+        let opts = Options { progress: None, cluster: None, reduce, ..self.opts.clone() };
         // A worker's search borrows its spec and options for as long as the dataflow that
         // drives it lives: leaked, a few kilobytes a run.
         let make = move |index: usize, peers: usize| {
