@@ -833,6 +833,15 @@ mod tests {
         for no in [direct(0), compactor(Gfp::Kernel, Buffer::None)] {
             assert!(applies(M::IsolatedWakesNobody, &cfg(vec![no])).unwrap_err().contains("ISOLATED"));
         }
+        // The putback runs for a thread that isolates a batch, and for an isolator's pages.
+        for yes in
+            [direct(1), Role::Kswapd { cpu: None, batch: 2, immediate: false }, Role::Isolator { cpu: None, pages: 1 }]
+        {
+            assert!(applies(M::PutbackForgetsLru, &cfg(vec![yes.clone()])).is_ok(), "{yes:?}");
+        }
+        for no in [direct(0), kswapd(false), Role::Kcompactd { cpu: None, batch: 0 }] {
+            assert!(applies(M::PutbackForgetsLru, &cfg(vec![no])).unwrap_err().contains("isolates"));
+        }
     }
 
     /// `[params] queued_locks` with more tasks on one CPU than its queue word announces is
