@@ -133,7 +133,7 @@ fn three_processes_change_no_verdict_and_store_the_same_states() {
          violations; {sent} states sent"
     );
     // One per configuration: a file with `variants` counts once per variant.
-    assert_eq!(compared, 86, "every shipped configuration of the stateful engine is compared");
+    assert_eq!(compared, 88, "every shipped configuration of the stateful engine is compared");
     assert!(snapshotted >= 15, "only {snapshotted} complete cluster searches took snapshots");
     assert!(complete >= 15 && cycles >= 15 && found >= 5 && sent > 0, "{complete} {cycles} {found} {sent}");
 }

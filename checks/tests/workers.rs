@@ -113,7 +113,7 @@ fn several_workers_change_no_verdict_and_store_the_same_states() {
     assert!(snapshotted >= 20, "only {snapshotted} shared searches took snapshots");
     assert!(compared >= 40 && complete >= 20 && progress >= 20, "{compared} {complete} {progress}");
     // One per configuration: a file with `variants` counts once per variant.
-    assert_eq!(stateful, 86, "every shipped configuration of the stateful engine is compared");
+    assert_eq!(stateful, 88, "every shipped configuration of the stateful engine is compared");
     assert!(shared > 0, "no search was ever shared between workers");
 }
 

@@ -59,6 +59,14 @@ pub fn atomic_dec<P: Platform>(v: &P::AtomicI32) {
     v.fetch_sub(1, Relaxed);
 }
 
+/// `atomic_dec_return_relaxed()`: `atomic_dec()` that also returns the new value, with the same
+/// (lack of) ordering. A model calls it where the kernel calls `atomic_dec()` only to check the
+/// count in checker builds: the same single read-modify-write, so no exploration changes.
+#[inline(always)]
+pub fn atomic_dec_return_relaxed<P: Platform>(v: &P::AtomicI32) -> i32 {
+    v.fetch_sub(1, Relaxed) - 1
+}
+
 /// `set_bit(nr, addr)` (unordered).
 #[inline(always)]
 pub fn set_bit<P: Platform>(nr: u32, addr: &P::AtomicU32) {
@@ -93,4 +101,23 @@ pub fn test_and_clear_bit<P: Platform>(nr: u32, addr: &P::AtomicU32) -> bool {
     let old = addr.fetch_and(!(1 << nr), AcqRel);
     P::kernel_fence(KernelFence::FullRmwEnd);
     old & (1 << nr) != 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ghost::NoGhost;
+    use crate::platform::Std;
+
+    type S = Std<NoGhost<()>>;
+
+    /// `atomic_dec_return_relaxed()` returns the count it leaves, as the kernel's does: the check
+    /// of `nr_wb_congested` in `clear_wb_congested()` reads it.
+    #[test]
+    fn atomic_dec_return_relaxed_returns_the_new_value() {
+        let v = <S as Platform>::AtomicI32::new(1);
+        assert_eq!(atomic_dec_return_relaxed::<S>(&v), 0);
+        assert_eq!(atomic_dec_return_relaxed::<S>(&v), -1);
+        assert_eq!(atomic_read::<S>(&v), -1);
+    }
 }

@@ -3,8 +3,10 @@
 
 use super::{Event, Kernel, Mutation, PGDAT_CONGESTED, WB_ASYNC_CONGESTED};
 use crate::event::KernelEvent;
+use crate::ghost::Ghost;
 use crate::kernel::atomic::{
-    atomic_dec, atomic_inc, atomic_read, smp_mb__after_atomic, test_and_clear_bit, test_and_set_bit, test_bit,
+    atomic_dec_return_relaxed, atomic_inc, atomic_read, smp_mb__after_atomic, test_and_clear_bit, test_and_set_bit,
+    test_bit,
 };
 use crate::kernel::sched::{io_schedule_timeout, Current, TASK_UNINTERRUPTIBLE};
 use crate::kernel::wait::{finish_wait, prepare_to_wait, waitqueue_active, wake_up};
@@ -58,7 +60,13 @@ pub fn set_wb_congested<P: PlatformFor<Event>>(k: &Kernel<P>, cur: &Current<P>, 
 pub fn clear_wb_congested<P: PlatformFor<Event>>(k: &Kernel<P>, cur: &Current<P>, bdi: usize) {
     let was = test_and_clear_bit::<P>(WB_ASYNC_CONGESTED, &k.bdi[bdi].state);
     if was {
-        atomic_dec::<P>(&k.nr_wb_congested);
+        // The kernel's atomic_dec(); checker builds check that nr_wb_congested, a count of the
+        // congested devices, never goes below zero (a device un-congested that was never
+        // counted: set_wb_congested()'s test of its bit inverted, for one).
+        let left = atomic_dec_return_relaxed::<P>(&k.nr_wb_congested);
+        if P::Ghost::ENABLED {
+            assert!(left >= 0, "nr_wb_congested fell to {left}: a device un-congested that was never counted");
+        }
     }
     if !k.mutated(cur, Mutation::NoBarrierClearWbCongested) {
         smp_mb__after_atomic::<P>();
