@@ -150,6 +150,11 @@ const STATES: &[(&str, u64)] = &[
     ("kswapd-stall/recheck-2kswapd-writer-stateful.toml", 977),
     ("reclaim-throttle/kthread-resched-writeback-congested.toml", 20_255),
     ("compaction/fatal-fix-async-too-many-isolated-stateful.toml", 6_813),
+    // Where the free scanner restarts and when pre-cb2dcaf023 compaction stops on
+    // cc->contended, which no verdict shows (campaign survivors, docs/mutants.md, seventh run):
+    // a kill and a resched with lock holders, and the same compactor as above before the fix.
+    ("compaction/fatal-fix-holders-killer-resched-stateful.toml", 90_719),
+    ("compaction/fatal-fix-async-too-many-isolated-stateful-on-other-variants.toml@norescan-v3", 6_147),
     // The one file with queued locks (`[params] queued_locks`): a release that skips its
     // one-step fast path still frees the lock, in more steps.
     ("reclaim-throttle/nofs-abba-none.toml@nofs-headroom", 796_208),
