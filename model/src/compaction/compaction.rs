@@ -1034,6 +1034,26 @@ mod tests {
         }
     }
 
+    /// An async pageblock-order `compact_control` on the zone of `c`, its scanners at
+    /// `migrate_pfn` and `free_pfn`, nothing isolated.
+    fn control(c: &Config, migrate_pfn: u32, free_pfn: u32) -> CompactControl {
+        CompactControl {
+            mode: Mode::Async,
+            order: Order::Pageblock,
+            migrate_pfn,
+            free_pfn,
+            contended: false,
+            rescan: false,
+            nr_migratepages: 0,
+            migratepages: Vec::new(),
+            nr_freepages: 0,
+            freepages: Vec::new(),
+            pages: (c.zone_start_pfn()..c.zone_end_pfn()).map(|pfn| c.initial_page(pfn)).collect(),
+            shown: None,
+            stopped: false,
+        }
+    }
+
     /// One call of the free scanner, `isolate_freepages()`, on a zone of 4 pageblocks of 4
     /// pages (pfns 4 to 19; the blocks at 4 and 8 migration sources, every page on the LRU; at
     /// 12 and 16 targets, free, LRU, free, LRU), with `wanted` pages to migrate, `edit` applied
@@ -1043,28 +1063,17 @@ mod tests {
         free_pfn: u32,
         wanted: u32,
         contended: bool,
-        fatal: bool,
+        (fatal, resched): (bool, bool),
         edit: &dyn Fn(&mut [PageState]),
     ) -> (Vec<u32>, u32) {
         let c = Config { variant, pageblocks: 4, ..cfg(vec![Role::compactor(Mode::Async)], 0) };
         let k = K::new(c.clone(), Arc::new(NoGhost::default()));
         let cur = k.sched.enter(0);
         k.flags[0].sigkill.store(fatal, Relaxed);
-        let mut cc = CompactControl {
-            mode: Mode::Async,
-            order: Order::Pageblock,
-            migrate_pfn: 4,
-            free_pfn,
-            contended,
-            rescan: false,
-            nr_migratepages: wanted,
-            migratepages: Vec::new(),
-            nr_freepages: 0,
-            freepages: Vec::new(),
-            pages: (c.zone_start_pfn()..c.zone_end_pfn()).map(|pfn| c.initial_page(pfn)).collect(),
-            shown: None,
-            stopped: false,
-        };
+        k.flags[0].need_resched.store(resched, Relaxed);
+        let mut cc = control(&c, 4, free_pfn);
+        cc.contended = contended;
+        cc.nr_migratepages = wanted;
         edit(&mut cc.pages);
         isolate_freepages(&k, &cur, &mut cc);
         assert_eq!(cc.nr_freepages as usize, cc.freepages.len());
@@ -1083,27 +1092,33 @@ mod tests {
         let none = &|_: &mut [PageState]| {};
         let (fix, old) = (Variant::FatalFix, Variant::NorescanV3);
         // Enough in the first block: restart after the page that made enough.
-        assert_eq!(free_scan(fix, 16, 1, false, false, none), (vec![16], 17));
-        assert_eq!(free_scan(fix, 16, 2, false, false, none), (vec![16, 18], 19));
+        assert_eq!(free_scan(fix, 16, 1, false, (false, false), none), (vec![16], 17));
+        assert_eq!(free_scan(fix, 16, 2, false, (false, false), none), (vec![16, 18], 19));
         // It never scans below where it started in the block (pfn 15, free here, is not its).
         let free_below = &|p: &mut [PageState]| p[11] = PageState::Buddy;
-        assert_eq!(free_scan(fix, 16, 2, false, false, free_below), (vec![16, 18], 19));
+        assert_eq!(free_scan(fix, 16, 2, false, (false, false), free_below), (vec![16, 18], 19));
         // Not enough in the block: on to the next block down.
-        assert_eq!(free_scan(fix, 16, 3, false, false, none), (vec![16, 18, 12], 13));
-        assert_eq!(free_scan(old, 16, 3, false, false, none), (vec![16, 18, 12], 13));
+        assert_eq!(free_scan(fix, 16, 3, false, (false, false), none), (vec![16, 18, 12], 13));
+        assert_eq!(free_scan(old, 16, 3, false, (false, false), none), (vec![16, 18, 12], 13));
         // cc->contended stops the scan after the block only before cb2dcaf023.
-        assert_eq!(free_scan(fix, 16, 3, true, false, none), (vec![16, 18, 12], 13));
-        assert_eq!(free_scan(old, 16, 3, true, false, none), (vec![16, 18], 12));
+        assert_eq!(free_scan(fix, 16, 3, true, (false, false), none), (vec![16, 18, 12], 13));
+        assert_eq!(free_scan(old, 16, 3, true, (false, false), none), (vec![16, 18], 12));
         // The page that makes enough is the block's last: restart at the previous pageblock.
         let last_free = &|p: &mut [PageState]| {
             p[12..16].copy_from_slice(&[PageState::Lru, PageState::Lru, PageState::Lru, PageState::Buddy])
         };
-        assert_eq!(free_scan(fix, 16, 1, false, false, last_free), (vec![19], 12));
+        assert_eq!(free_scan(fix, 16, 1, false, (false, false), last_free), (vec![19], 12));
+        // need_resched() at a checked pageblock (compact_should_abort(), before cf66f0700c8f):
+        // async compaction records contention; before cb2dcaf023 it also stops at once, after
+        // it scans on.
+        let (v3, resched) = (Variant::FinishcontendV3, (false, true));
+        assert_eq!(free_scan(old, 16, 1, false, resched, none), (vec![], 16));
+        assert_eq!(free_scan(v3, 16, 1, false, resched, none), (vec![16], 17));
         // A block's scan that stopped early (a fatal signal at the first pfn) ends the scan.
-        assert_eq!(free_scan(fix, 12, 1, false, true, none), (vec![], 12));
+        assert_eq!(free_scan(fix, 12, 1, false, (true, false), none), (vec![], 12));
         // From a block that is not the zone's last, the scan of that block ends at its end.
         let no_free_at_12 = &|p: &mut [PageState]| p[8..12].fill(PageState::Lru);
-        assert_eq!(free_scan(fix, 12, 1, false, false, no_free_at_12), (vec![], 4));
+        assert_eq!(free_scan(fix, 12, 1, false, (false, false), no_free_at_12), (vec![], 4));
     }
 
     /// `isolate_migratepages()` reports ISOLATE_SUCCESS only if it isolated a page
@@ -1114,21 +1129,7 @@ mod tests {
         let c = Config { pageblocks: 2, ..cfg(vec![Role::compactor(Mode::Async)], 0) };
         let k = K::new(c.clone(), Arc::new(NoGhost::default()));
         let cur = k.sched.enter(0);
-        let cc = || CompactControl {
-            mode: Mode::Async,
-            order: Order::Pageblock,
-            migrate_pfn: 4,
-            free_pfn: 8,
-            contended: false,
-            rescan: false,
-            nr_migratepages: 0,
-            migratepages: Vec::new(),
-            nr_freepages: 0,
-            freepages: Vec::new(),
-            pages: (c.zone_start_pfn()..c.zone_end_pfn()).map(|pfn| c.initial_page(pfn)).collect(),
-            shown: None,
-            stopped: false,
-        };
+        let cc = || control(&c, 4, 8);
         let mut full = cc();
         assert_eq!(isolate_migratepages(&k, &cur, &mut full), IsolateMigrate::Success);
         let mut empty = cc();
@@ -1216,6 +1217,25 @@ mod tests {
                 _ => None,
             });
             assert_eq!(last, Some(Some(end)), "unmovable {unmovable}");
+        }
+    }
+
+    /// 670105a25608 (fatal-fix): the migration block scanner that sees a fatal signal
+    /// returns 0 at once; the model reports the pageblock abandoned (BlockAbandoned) only when
+    /// that happens inside it, not at its first pfn.
+    #[test]
+    fn a_fatal_signal_abandons_a_pageblock_only_inside_it() {
+        for (migrate_pfn, inside) in [(6, true), (4, false)] {
+            let c = Config { pageblocks: 2, ..cfg(vec![Role::compactor(Mode::Async)], 0) };
+            let ghost = Arc::new(Recorder::default());
+            let k = Kernel::<Std<Recorder>>::new(c.clone(), Arc::clone(&ghost));
+            let cur = k.sched.enter(0);
+            k.flags[0].sigkill.store(true, Relaxed);
+            let mut cc = control(&c, migrate_pfn, 8);
+            assert_eq!(isolate_migratepages(&k, &cur, &mut cc), IsolateMigrate::Abort);
+            let events = ghost.0.lock().unwrap().clone();
+            let abandoned = events.iter().any(|e| matches!(e, Event::BlockAbandoned { .. }));
+            assert_eq!(abandoned, inside, "from pfn {migrate_pfn}: {events:?}");
         }
     }
 
