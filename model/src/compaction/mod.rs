@@ -618,6 +618,61 @@ mod tests {
         assert_eq!(compact_alone(memory(Variant::FatalFix), true), Some(CompactResult::Contended));
     }
 
+    /// Each numeric limit of `validate()` and `configure()` at its edge: the last value
+    /// accepted and the first refused (hostile input must get the error, not a model that
+    /// cannot run).
+    #[test]
+    fn validation_holds_each_limit_at_its_edge() {
+        let compactor = Role::compactor(Mode::Async);
+        let holder = Role::LockHolder { lock: HeldLock::LruLock, holds: 1 };
+        let threads = |n: usize| {
+            let mut roles = vec![compactor.clone()];
+            roles.resize(n, holder.clone());
+            cfg(roles)
+        };
+        assert!(Compaction::validate(&threads(MAX_TASKS)).is_ok());
+        assert!(Compaction::validate(&threads(MAX_TASKS + 1)).unwrap_err().contains("at most"));
+        let scm = |swap_cluster_max| Config { swap_cluster_max, ..cfg(vec![compactor.clone()]) };
+        assert!(Compaction::validate(&scm(4)).is_ok());
+        for bad in [0, 3, 8] {
+            assert!(Compaction::validate(&scm(bad)).unwrap_err().contains("no larger than"), "{bad}");
+        }
+        // COMPACT_CLUSTER_MAX: 1 to the zone's pages (4 pageblocks of 4 pages).
+        let ccm = |compact_cluster_max| Config { compact_cluster_max, ..cfg(vec![compactor.clone()]) };
+        assert!(Compaction::validate(&ccm(16)).is_ok());
+        for bad in [0, 17] {
+            assert!(Compaction::validate(&ccm(bad)).unwrap_err().contains("out of range"), "{bad}");
+        }
+        let params = |ccm: i64| {
+            Fields::new(
+                "params",
+                vec![
+                    ("pageblocks".to_string(), crate::model::Value::Int(4)),
+                    ("pages_per_block".to_string(), crate::model::Value::Int(4)),
+                    ("compact_cluster_max".to_string(), crate::model::Value::Int(ccm)),
+                ],
+            )
+        };
+        let configure = |ccm| Compaction::configure(Variant::FatalFix, None, vec![compactor.clone()], &mut params(ccm));
+        assert_eq!(configure(16).unwrap().compact_cluster_max, 16);
+        assert_eq!(configure(17).unwrap_err().field, "params.compact_cluster_max");
+    }
+
+    /// A killer's or resched thread's `target` is a thread index: the last thread is accepted,
+    /// one past it refused by name (not an index out of bounds), and a thread that is not a
+    /// compactor refused.
+    #[test]
+    fn a_target_names_a_compactor_among_the_threads() {
+        let kinds = ["killer", "compactor"];
+        let parse = |target: i64| {
+            let mut f = Fields::new("thread", vec![("target".to_string(), crate::model::Value::Int(target))]);
+            Compaction::parse_role("killer", &mut f, &kinds)
+        };
+        assert!(matches!(parse(1), Ok(Role::Killer { target: 1 })));
+        assert!(parse(2).unwrap_err().field.ends_with("target"));
+        assert!(parse(0).unwrap_err().message.contains("not a compactor"));
+    }
+
     #[test]
     fn unmovable_per_block_is_a_param_below_pages_per_block() {
         let params = |v: i64| {
