@@ -353,9 +353,10 @@ fn compaction_scaling_aims_each_copy_at_its_own_compactor() {
 
 /// compaction's runtime counters on a trace written by hand, in a zone of 4 pageblocks of 4
 /// pages (pfns 4 to 19): compactor 0 isolates 3 pages to migrate and 2 free ones, migrates 2,
-/// and stops with its scanners at pfns 9 and 13 (5 pages scanned up from 4; the free scanner
-/// covered the top pageblock, 16 to 19, and 12 to 13 of the next: 5); compactor 1 ends with no
-/// reason at pfns 6 and 16 (2 pages, and the top pageblock: 4).
+/// and stops with its scanners at pfns 9 and 14 (5 pages scanned up from 4; the free scanner
+/// covered the top pageblock, 16 to 19, and 12 to 13 of the next: 6, where `14 - 12` and
+/// `14 / 12` differ); compactor 1 ends with no reason at pfns 6 and 16 (2 pages, and the top
+/// pageblock: 4). The checker stopped a loop of each (a livelock, a step bound).
 fn the_compaction_counters_count_pages_and_scanned_pfns() {
     use mmmodel::compaction::{CompactResult, Compaction, Event, Mode, Role};
     use mmmodel::event::Event as Ev;
@@ -365,7 +366,9 @@ fn the_compaction_counters_count_pages_and_scanned_pfns() {
         (0, Ev::Proto(Event::Isolated { free: false, pfn: 4, pages: 3 })),
         (0, Ev::Proto(Event::Isolated { free: true, pfn: 16, pages: 2 })),
         (0, Ev::Proto(Event::Migrated { pages: 2, enomem: false })),
-        (0, Ev::Proto(Event::ScannerAt { migrate_pfn: 9, free_pfn: 13 })),
+        (0, Ev::Proto(Event::ScannerAt { migrate_pfn: 9, free_pfn: 14 })),
+        (0, Ev::Kernel(mmmodel::event::KernelEvent::Livelock { period: 1 })),
+        (1, Ev::Kernel(mmmodel::event::KernelEvent::StepBound { steps: 100 })),
         (
             1,
             Ev::Proto(Event::CompactEnd {
@@ -384,8 +387,9 @@ fn the_compaction_counters_count_pages_and_scanned_pfns() {
         ("isolated-free", 2.0),
         ("migrated", 2.0),
         ("end-none", 1.0),
+        ("loops-stopped", 2.0),
         ("migrate-scanned", 7.0),
-        ("free-scanned", 9.0),
+        ("free-scanned", 10.0),
     ];
     for (k, v) in want {
         assert_eq!(out.get(k).copied(), Some(v), "{k} ({out:?})");
