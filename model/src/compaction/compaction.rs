@@ -102,6 +102,25 @@ pub struct CompactControl {
 }
 
 impl CompactControl {
+    /// A `compact_control` in `mode` and `order` with its scanners at `migrate_pfn` and
+    /// `free_pfn`, nothing isolated, and the compactor's view of the zone as it starts.
+    fn new(cfg: &super::Config, mode: Mode, order: Order, migrate_pfn: u32, free_pfn: u32) -> Self {
+        CompactControl {
+            mode,
+            order,
+            migrate_pfn,
+            free_pfn,
+            contended: false,
+            rescan: false,
+            nr_migratepages: 0,
+            migratepages: Vec::new(),
+            nr_freepages: 0,
+            freepages: Vec::new(),
+            pages: (cfg.zone_start_pfn()..cfg.zone_end_pfn()).map(|pfn| cfg.initial_page(pfn)).collect(),
+            shown: None,
+            stopped: false,
+        }
+    }
     /// `cc->contended = true`, reporting the transition.
     fn set_contended<P: PlatformFor<Event>>(&mut self, cur: &Current<P>, why: ContendedWhy) {
         if !self.contended {
@@ -871,21 +890,8 @@ pub fn compact_zone<P: PlatformFor<Event>>(
 ) -> Option<CompactResult> {
     let cfg = &k.cfg;
     let idx = |pfn: u32| k.page_index(pfn);
-    let mut cc = CompactControl {
-        mode,
-        order,
-        migrate_pfn: cfg.zone_start_pfn(),
-        free_pfn: k.pageblock_start_pfn(cfg.zone_end_pfn() - 1),
-        contended: false,
-        rescan: false,
-        nr_migratepages: 0,
-        migratepages: Vec::new(),
-        nr_freepages: 0,
-        freepages: Vec::new(),
-        pages: (cfg.zone_start_pfn()..cfg.zone_end_pfn()).map(|pfn| cfg.initial_page(pfn)).collect(),
-        shown: None,
-        stopped: false,
-    };
+    let mut cc =
+        CompactControl::new(cfg, mode, order, cfg.zone_start_pfn(), k.pageblock_start_pfn(cfg.zone_end_pfn() - 1));
     cur.emit(Event::CompactStart { mode, order });
     cc.note_scanners(cur);
     let mut last_migrated_pfn = 0u32;
@@ -1034,26 +1040,6 @@ mod tests {
         }
     }
 
-    /// An async pageblock-order `compact_control` on the zone of `c`, its scanners at
-    /// `migrate_pfn` and `free_pfn`, nothing isolated.
-    fn control(c: &Config, migrate_pfn: u32, free_pfn: u32) -> CompactControl {
-        CompactControl {
-            mode: Mode::Async,
-            order: Order::Pageblock,
-            migrate_pfn,
-            free_pfn,
-            contended: false,
-            rescan: false,
-            nr_migratepages: 0,
-            migratepages: Vec::new(),
-            nr_freepages: 0,
-            freepages: Vec::new(),
-            pages: (c.zone_start_pfn()..c.zone_end_pfn()).map(|pfn| c.initial_page(pfn)).collect(),
-            shown: None,
-            stopped: false,
-        }
-    }
-
     /// One call of the free scanner, `isolate_freepages()`, on a zone of 4 pageblocks of 4
     /// pages (pfns 4 to 19; the blocks at 4 and 8 migration sources, every page on the LRU; at
     /// 12 and 16 targets, free, LRU, free, LRU), with `wanted` pages to migrate, `edit` applied
@@ -1071,7 +1057,7 @@ mod tests {
         let cur = k.sched.enter(0);
         k.flags[0].sigkill.store(fatal, Relaxed);
         k.flags[0].need_resched.store(resched, Relaxed);
-        let mut cc = control(&c, 4, free_pfn);
+        let mut cc = CompactControl::new(&c, Mode::Async, Order::Pageblock, 4, free_pfn);
         cc.contended = contended;
         cc.nr_migratepages = wanted;
         edit(&mut cc.pages);
@@ -1129,7 +1115,7 @@ mod tests {
         let c = Config { pageblocks: 2, ..cfg(vec![Role::compactor(Mode::Async)], 0) };
         let k = K::new(c.clone(), Arc::new(NoGhost::default()));
         let cur = k.sched.enter(0);
-        let cc = || control(&c, 4, 8);
+        let cc = || CompactControl::new(&c, Mode::Async, Order::Pageblock, 4, 8);
         let mut full = cc();
         assert_eq!(isolate_migratepages(&k, &cur, &mut full), IsolateMigrate::Success);
         let mut empty = cc();
@@ -1231,7 +1217,7 @@ mod tests {
             let k = Kernel::<Std<Recorder>>::new(c.clone(), Arc::clone(&ghost));
             let cur = k.sched.enter(0);
             k.flags[0].sigkill.store(true, Relaxed);
-            let mut cc = control(&c, migrate_pfn, 8);
+            let mut cc = CompactControl::new(&c, Mode::Async, Order::Pageblock, migrate_pfn, 8);
             assert_eq!(isolate_migratepages(&k, &cur, &mut cc), IsolateMigrate::Abort);
             let events = ghost.0.lock().unwrap().clone();
             let abandoned = events.iter().any(|e| matches!(e, Event::BlockAbandoned { .. }));
