@@ -26,7 +26,7 @@ use proptest::prelude::*;
 mod common;
 
 const ENGINE: Engine = Engine::Stateful { max_states: Some(250_000), memory: Memory::Sc };
-const POR: Reduce = Reduce { symmetry: false, por: true, snapshot: false, defect: None };
+const POR: Reduce = Reduce { symmetry: false, por: true, snapshot: false, live_locals: false, defect: None };
 
 fn explore(spec: &Arc<dyn AnySpec>, reduce: Reduce) -> Outcome {
     spec.explore(ENGINE, &Options { reduce, ..Options::default() })
@@ -264,21 +264,8 @@ fn a_por_that_ignores_the_monitors_is_caught() {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 16, failure_persistence: None, ..ProptestConfig::default() })]
     #[test]
-    fn por_agrees_with_the_full_search_on_generated_configurations(
-        ks in common::kswapds(),
-        allocator in prop::option::of(0usize..3),
-        direct in prop::option::weighted(0.2, 0usize..3),
-        variant in prop::sample::select(vec!["waitqueue-v1", "directcongest-v1", "recheck"]),
-        mutation in prop::option::weighted(0.3, prop::sample::select(vec!["stall-twice", "release-without-wake", "store-not-cmpxchg", "balanced-keeps-exclusive", "wake-before-reset"])),
-        anytime in any::<bool>(),
-    ) {
-        let allocator = allocator.filter(|&n| n < ks.len());
-        let direct = direct.filter(|&n| n < ks.len());
-        let text = common::kswapd_config(&ks, allocator, direct, variant, mutation, anytime);
-        let Ok(sc) = scenario::parse(Path::new("generated.toml"), &text) else {
-            // A mutation that does not apply to the configuration: nothing to compare.
-            return Ok(());
-        };
+    fn por_agrees_with_the_full_search_on_generated_configurations(text in common::generated_kswapd_config(&["stall-twice", "release-without-wake", "store-not-cmpxchg", "balanced-keeps-exclusive", "wake-before-reset"])) {
+        let Some(sc) = common::parse_generated(&text) else { return Ok(()) };
         let safe = safety_only(&text, &sc.spec);
         let spec = scenario::parse(Path::new("generated.toml"), &safe).expect("safety-only parses").spec;
         let full = explore(&spec, Reduce::NONE);

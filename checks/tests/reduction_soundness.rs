@@ -11,14 +11,14 @@
 //! * The exact oracle, on a shipped scenario and three generated ones: the unreduced search's
 //!   states, each canonicalised under the group (`Options::orbit_census`), fall into as many
 //!   orbits as the reduced search stores states, and every image of a reachable state is
-//!   reachable (977 states for 977 orbits of 1,921 states on
+//!   reachable (683 states for 683 orbits of 1,333 states on
 //!   recheck-2kswapd-writer-stateful.toml; `cargo test --release -p mmcheck --test
 //!   reduction_soundness -- exact --nocapture` prints every case).
 //! * The mutant self-tests: the seeded defect `ReductionDefect::SymmetryForgetsNodeObjects`
 //!   (every image leaves `pgdat[n]` in place) changes no verdict, but it changes the reduced
-//!   search (1,043 states against 977 there) and the exact oracle fails on every case (1,755 of
-//!   1,921 images unreached there); so does `SymmetryJoinsInOrder` (the body's joins one after
-//!   another, as before the fix: 1,504 states stored, 1,562 of 2,080 images unreached).
+//!   search (737 states against 683 there) and the exact oracle fails on every case (1,171 of
+//!   1,333 images unreached there); so does `SymmetryJoinsInOrder` (the body's joins one after
+//!   another, as before the fix: 1,111 states stored, 925 of 1,411 images unreached).
 //! * With more than two kswapds the model declares no symmetry (wake-ups walk a wait queue in
 //!   pid order, which no renaming keeps).
 
@@ -107,21 +107,8 @@ fn symmetry_changes_no_verdict_of_a_shipped_scenario() {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 24, failure_persistence: None, ..ProptestConfig::default() })]
     #[test]
-    fn symmetry_agrees_with_the_full_search_on_generated_configurations(
-        ks in common::kswapds(),
-        allocator in prop::option::of(0usize..3),
-        direct in prop::option::weighted(0.2, 0usize..3),
-        variant in prop::sample::select(vec!["waitqueue-v1", "directcongest-v1", "recheck"]),
-        mutation in prop::option::weighted(0.3, prop::sample::select(vec!["stall-twice", "release-without-wake", "store-not-cmpxchg", "balanced-keeps-exclusive"])),
-        anytime in any::<bool>(),
-    ) {
-        let allocator = allocator.filter(|&n| n < ks.len());
-        let direct = direct.filter(|&n| n < ks.len());
-        let text = common::kswapd_config(&ks, allocator, direct, variant, mutation, anytime);
-        let Ok(sc) = scenario::parse(Path::new("generated.toml"), &text) else {
-            // A mutation that does not apply to the configuration: nothing to compare.
-            return Ok(());
-        };
+    fn symmetry_agrees_with_the_full_search_on_generated_configurations(text in common::generated_kswapd_config(&["stall-twice", "release-without-wake", "store-not-cmpxchg", "balanced-keeps-exclusive"])) {
+        let Some(sc) = common::parse_generated(&text) else { return Ok(()) };
         let reduced = sc.spec.explore(ENGINE, &opts(Reduce::default()));
         if reduced.stats.expect("stateful stats").reductions == "none" {
             // No reduction applied (more than two kswapds): the search was the unreduced one.

@@ -81,6 +81,18 @@ pub trait Ghost: Send + Sync + 'static {
     #[inline(always)]
     fn checkpoint(&self, _pid: Pid, _summary: Summary) {}
 
+    /// A declaration of the live locals at a point of task `pid`'s code (SPIN's dead-variable
+    /// reduction, made by hand): `summary` is built like a checkpoint's, from the context taken
+    /// where the enclosing function started, a location constant, and the locals that are live
+    /// here, and it must determine the task's whole future but for the shared objects. What the
+    /// task saw since the context was taken and will not use again (a value it has branched on,
+    /// whether a sleep timed out) is dead, and a stateful search that applies the reduction
+    /// (`live-locals`) replaces the task's history by the summary, so that paths that leave the
+    /// same live state meet. Unlike [`Ghost::checkpoint`] it is a reduction the search may
+    /// leave off; every other ghost ignores it.
+    #[inline(always)]
+    fn live_locals(&self, _pid: Pid, _summary: Summary) {}
+
     /// Every task but `pid` has finished (the case in which a repeating loop of `pid` is a
     /// livelock). Read by platforms whose loads may return a superseded value
     /// ([`crate::platform::Platform::STALE_READS`]) before every loop head.

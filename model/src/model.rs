@@ -172,6 +172,11 @@ pub trait Model: Sized + Send + Sync + 'static {
     /// reach one of them.
     const CONTENDED_PATH: &'static [Self::Coverage];
 
+    /// Whether the model's code declares its tasks' live locals anywhere
+    /// ([`crate::ghost::Ghost::live_locals`]): the stateful search reports the reduction
+    /// `live-locals` only for a model that does.
+    const LIVE_LOCALS: bool = false;
+
     fn variant(cfg: &Self::Config) -> Self::Variant;
     fn with_variant(cfg: &Self::Config, v: Self::Variant) -> Self::Config;
     fn mutation(cfg: &Self::Config) -> Option<Self::Mutation>;

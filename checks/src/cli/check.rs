@@ -461,9 +461,10 @@ fn engine_label(r: &Report) -> String {
                     let sym = if st.symmetry_group > 1 { format!(" sym{}", st.symmetry_group) } else { String::new() };
                     let por = if st.reductions.contains("por") { " por" } else { "" };
                     let snap = if st.reductions.contains("snapshot") { " snap" } else { "" };
+                    let live = if st.live_locals { " live" } else { "" };
                     let workers = if st.workers > 1 { format!(" w{}", st.workers) } else { String::new() };
                     let procs = if st.processes > 1 { format!(" p{}", st.processes) } else { String::new() };
-                    format!("{sym}{por}{snap}{workers}{procs}")
+                    format!("{sym}{por}{snap}{live}{workers}{procs}")
                 }
                 _ => String::new(),
             };

@@ -185,6 +185,13 @@ pub struct Options {
     /// reduction (checks/tests/reduction_soundness.rs). Off in every user's run.
     #[doc(hidden)]
     pub orbit_census: bool,
+    /// Stateful engine, for tests only: search without applying the models' live-locals
+    /// declarations (no symmetry, no partial-order reduction, no snapshots) while computing,
+    /// for every state, the fingerprint the search that applies them would give it, and report
+    /// the number of distinct ones ([`StateStats::live_census`]): the exact oracle of the
+    /// reduction `live-locals` (checks/tests/stateful_soundness.rs). Off in every user's run.
+    #[doc(hidden)]
+    pub live_census: bool,
     /// Stateful engine, for tests only: the bytes the snapshots on the search path may hold
     /// (default: a sixteenth of the memory available, at most 1 GiB), so that a test can make
     /// the search restore a snapshot above a state and replay from there.
@@ -211,21 +218,24 @@ pub struct Reduce {
     /// restoring a snapshot of the execution there instead of replaying the path
     /// (docs/model.md, "Snapshots").
     pub snapshot: bool,
+    /// The models' declarations of their tasks' live locals replace the tasks' histories, as
+    /// SPIN's dead-variable reduction does (docs/model.md, "Live locals").
+    pub live_locals: bool,
     /// A seeded defect in a reduction, for the tests that show the soundness tests can fail.
     pub defect: Option<ReductionDefect>,
 }
 
 impl Default for Reduce {
     fn default() -> Self {
-        Reduce { symmetry: true, por: true, snapshot: true, defect: None }
+        Reduce { symmetry: true, por: true, snapshot: true, live_locals: true, defect: None }
     }
 }
 
 impl Reduce {
     /// No reduction: the search as it was before reductions existed.
-    pub const NONE: Reduce = Reduce { symmetry: false, por: false, snapshot: false, defect: None };
+    pub const NONE: Reduce = Reduce { symmetry: false, por: false, snapshot: false, live_locals: false, defect: None };
     /// The reductions a scenario file or the command line may name.
-    pub const NAMES: &'static [&'static str] = &["symmetry", "por", "snapshot"];
+    pub const NAMES: &'static [&'static str] = &["symmetry", "por", "snapshot", "live-locals"];
 }
 
 /// A seeded defect in a reduction or in the parallel search (never in a user's run: only the
@@ -269,6 +279,10 @@ pub enum ReductionDefect {
     /// `memory = "lkmm"`: the fair-cycle pass counts cycles that read a store a later one has
     /// superseded (a task that never sees a store: no execution of any machine).
     FairnessIgnoresStaleReads,
+    /// `live-locals`: a declaration of a task's live locals leaves out its context (what the
+    /// task did before the enclosing function: for a kswapd, which batch it is in), so states
+    /// with different futures meet.
+    LiveLocalsForgetContext,
 }
 
 impl Default for Options {
@@ -282,6 +296,7 @@ impl Default for Options {
             history_only: false,
             reduce: Reduce::default(),
             orbit_census: false,
+            live_census: false,
             snapshot_cap: None,
             workers: 1,
             cluster: None,
@@ -336,6 +351,10 @@ pub struct StateStats {
     /// The reductions that ran (`"none"`, `"symmetry"`, `"por"`, `"symmetry+por"`, `"snapshot"`
     /// or `"por+snapshot"`).
     pub reductions: &'static str,
+    /// The model's declarations of its tasks' live locals replaced their histories (the
+    /// reduction `live-locals`: on, not the history-only reference search, and a model that
+    /// declares them).
+    pub live_locals: bool,
     /// The symmetry group's size (1: no symmetry reduction ran).
     pub symmetry_group: usize,
     /// Why symmetry reduction did not run, where it did not.
@@ -383,6 +402,10 @@ pub struct StateStats {
     /// orbits of its states.
     #[serde(skip)]
     pub orbit_census: Option<OrbitCensus>,
+    /// With [`Options::live_census`] (tests only): the distinct fingerprints the states would
+    /// have with the live-locals declarations applied.
+    #[serde(skip)]
+    pub live_census: Option<u64>,
 }
 
 /// The orbits of an unreduced search's states under the symmetry group ([`Options::orbit_census`]).

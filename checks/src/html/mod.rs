@@ -533,6 +533,9 @@ fn reductions_text(st: &crate::engine::StateStats) -> String {
     if st.symmetry_group > 1 {
         t += &format!(" (a symmetry group of {})", st.symmetry_group);
     }
+    if st.live_locals {
+        t += "; live locals";
+    }
     for (what, why) in [
         ("symmetry", st.symmetry_not_applied),
         ("partial-order reduction", st.por_not_applied),

@@ -123,6 +123,34 @@ pub fn kswapd_config(
     t
 }
 
+/// The text of a generated kswapd-stall configuration for the reductions' comparisons: 2 or 3
+/// kswapds ([`kswapds`]), maybe an allocator and (less often) a direct reclaimer on one of their
+/// nodes, any variant, maybe one of `mutations`, either timer model.
+pub fn generated_kswapd_config(
+    mutations: &'static [&'static str],
+) -> impl proptest::strategy::Strategy<Value = String> {
+    use proptest::prelude::*;
+    (
+        kswapds(),
+        prop::option::of(0usize..3),
+        prop::option::weighted(0.2, 0usize..3),
+        prop::sample::select(vec!["waitqueue-v1", "directcongest-v1", "recheck"]),
+        prop::option::weighted(0.3, prop::sample::select(mutations)),
+        any::<bool>(),
+    )
+        .prop_map(|(ks, allocator, direct, variant, mutation, anytime)| {
+            let allocator = allocator.filter(|&n| n < ks.len());
+            let direct = direct.filter(|&n| n < ks.len());
+            kswapd_config(&ks, allocator, direct, variant, mutation, anytime)
+        })
+}
+
+/// A generated configuration's scenario; `None` for a mutation that does not apply to it
+/// (nothing to compare).
+pub fn parse_generated(text: &str) -> Option<scenario::Scenario> {
+    scenario::parse(std::path::Path::new("generated.toml"), text).ok()
+}
+
 /// 2 or 3 kswapds of 1 or 2 batches, most of them balancing.
 pub fn kswapds() -> impl proptest::strategy::Strategy<Value = Vec<(u32, bool)>> {
     use proptest::prelude::*;

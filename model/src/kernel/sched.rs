@@ -153,6 +153,14 @@ impl<'a, P: Platform> Current<'a, P> {
             self.sched.ghost.checkpoint(self.task.pid, summary)
         }
     }
+    /// A declaration of the live locals here (see [`Ghost::live_locals`]); a no-op in the
+    /// runtime build and under every engine but the stateful one.
+    #[inline(always)]
+    pub fn live_locals(&self, summary: Summary) {
+        if P::Ghost::ENABLED {
+            self.sched.ghost.live_locals(self.task.pid, summary)
+        }
+    }
     /// The context a loop starts in (see [`Ghost::loop_context`]); 0 in the runtime build.
     #[inline(always)]
     pub fn loop_context(&self) -> u64 {

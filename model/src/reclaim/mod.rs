@@ -158,6 +158,8 @@ impl Model for KswapdStall {
     const PARAMS: &'static [&'static str] = &["timeout"];
     const CONTENDED_PATH: &'static [Coverage] =
         &[Coverage::TrylockFailed, Coverage::CmpxchgLost, Coverage::DirectStall];
+    /// `remove_mapping_list()`'s contended path declares them (reclaim/vmscan.rs).
+    const LIVE_LOCALS: bool = true;
 
     type Variant = Variant;
     type Event = Event;

@@ -42,6 +42,8 @@ pub fn remove_mapping_list<P: PlatformFor<Event>>(
     let nid = pages.nid;
     let tree_lock = &k.mapping.tree_lock;
     let mut won_exclusive = false;
+    // What this call's future depends on besides its arguments: the caller's state.
+    let context = cur.loop_context();
 
     let exclusive = !k.mutated(cur, Mutation::ExclusiveTrylocks) && nid == read_once::<P>(&k.kswapd_exclusive);
     if !is_kswapd || exclusive {
@@ -50,8 +52,11 @@ pub fn remove_mapping_list<P: PlatformFor<Event>>(
         }
         spin_lock(cur, tree_lock);
     } else if !spin_trylock(cur, tree_lock) {
-        won_exclusive = contended_acquire(k, cur, nid);
+        won_exclusive = contended_acquire(k, cur, nid, context);
     }
+    // Live locals: with tree_lock held, all that is left of how it was taken (the fast path,
+    // a trylock, the contended path's race and stall) is whether this kswapd won.
+    cur.live_locals(loop_summary(context, 17, won_exclusive as u64));
 
     // __remove_mapping() for each page: the work done under tree_lock.
     k.mapping.nrpages.fetch_sub(pages.nr_pages as u64, Relaxed);
@@ -70,11 +75,13 @@ pub fn remove_mapping_list<P: PlatformFor<Event>>(
 /// `unlikely()` contended path would be, so the uncontended path stays small.
 #[cold]
 #[inline(never)]
-fn contended_acquire<P: PlatformFor<Event>>(k: &Kernel<P>, cur: &Current<P>, nid: i32) -> bool {
+fn contended_acquire<P: PlatformFor<Event>>(k: &Kernel<P>, cur: &Current<P>, nid: i32, context: u64) -> bool {
     let owner = claim_exclusive(k, cur, nid);
     let won = owner == NUMA_NO_NODE;
     if !won {
         cur.emit(Event::CmpxchgLost { node: nid, owner });
+        // Live locals: the owner it lost to is dead (the re-check reads kswapd_exclusive again).
+        cur.live_locals(loop_summary(context, 20, 0));
         if k.cfg.variant.sets_pgdat_congested() {
             set_bit::<P>(PGDAT_CONGESTED, &k.pgdat[nid as usize].flags);
             cur.emit(Event::CongestedSet { node: nid });
@@ -90,6 +97,9 @@ fn contended_acquire<P: PlatformFor<Event>>(k: &Kernel<P>, cur: &Current<P>, nid
             }
         }
     }
+    // Live locals: before the spin, what the race and the stall saw is dead (whether it slept,
+    // was woken or timed out); only whether it won is live.
+    cur.live_locals(loop_summary(context, 16, won as u64));
     spin_lock(cur, &k.mapping.tree_lock);
     won
 }
@@ -122,6 +132,8 @@ fn contended_stall<P: PlatformFor<Event>>(k: &Kernel<P>, cur: &Current<P>, nid: 
         cur.emit(Event::Recheck { wq: wq.name, sleeps, exclusive: Some(owner) });
         sleeps
     };
+    // What this stall's future depends on besides its arguments: the caller's state.
+    let context = cur.loop_context();
     let rechecks = k.cfg.variant.rechecks();
     let recheck_too_early = rechecks && k.mutated(cur, Mutation::RecheckBeforeEnqueue);
     let mut sleep = true;
@@ -133,6 +145,8 @@ fn contended_stall<P: PlatformFor<Event>>(k: &Kernel<P>, cur: &Current<P>, nid: 
         sleep = recheck(k);
     }
     if sleep {
+        // Live locals: once it has decided to sleep, what the re-check read is dead.
+        cur.live_locals(loop_summary(context, 19, 0));
         io_schedule_timeout(cur, HZ / 100);
     }
     finish_wait(cur, wq);

@@ -130,9 +130,27 @@ pub(crate) struct StatefulGhost<M: Checked> {
     /// Loop heads replace a task's history by the model's loop summary (off: the fingerprint
     /// keeps every task's whole history, the reference the summaries are checked against).
     summaries: bool,
+    /// What the model's live-locals declarations do ([`Ghost::live_locals`]).
+    live: LiveLocals,
     /// The symmetry group's elements but the identity (empty: no symmetry reduction).
     perms: Vec<Perm>,
     inner: OneThread<Inner<M>>,
+}
+
+/// The reduction `live-locals`: whether a declaration of a task's live locals replaces its
+/// history.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum LiveLocals {
+    /// Ignored: the history runs on to the next checkpoint or loop head.
+    Off,
+    /// Applied (when loop summaries are: never in the history-only reference search).
+    On,
+    /// The seeded defect `ReductionDefect::LiveLocalsForgetContext`: applied with the context
+    /// left out, as if nothing the task did before the enclosing function were live.
+    ForgetContext,
+    /// The live-locals census ([`crate::engine::Options::live_census`]): applied to the tasks'
+    /// shadow hashes only (with the context left out if `true`: the seeded defect).
+    Census(bool),
 }
 
 impl<M: Checked> StatefulGhost<M> {
@@ -154,7 +172,13 @@ impl<M: Checked> StatefulGhost<M> {
             step_events: Vec::new(),
             step_touch: 0,
         };
-        StatefulGhost { cfg, tasks, summaries, perms, inner: OneThread(RefCell::new(inner)) }
+        StatefulGhost { cfg, tasks, summaries, live: LiveLocals::Off, perms, inner: OneThread(RefCell::new(inner)) }
+    }
+
+    /// The ghost with the model's live-locals declarations treated as `live` says.
+    pub fn with_live_locals(mut self, live: LiveLocals) -> Self {
+        self.live = live;
+        self
     }
 
     fn lock(&self) -> RefMut<'_, Inner<M>> {
@@ -402,6 +426,31 @@ impl<M: Checked> Ghost for StatefulGhost<M> {
     fn checkpoint(&self, _pid: Pid, summary: Summary) {
         let _off = arena::off();
         // As at a loop head: the summary replaces the history (never stops or yields).
+        if self.summaries && self.lock().mode != Mode::FastForward {
+            stateful::reset_local_summary(summary);
+        }
+    }
+
+    fn live_locals(&self, _pid: Pid, summary: Summary) {
+        let summary = match self.live {
+            LiveLocals::Off => return,
+            LiveLocals::On => summary,
+            LiveLocals::ForgetContext => Summary { context: 0, ..summary },
+            LiveLocals::Census(forget) => {
+                let _off = arena::off();
+                if self.summaries && self.lock().mode != Mode::FastForward {
+                    if forget {
+                        // The defect's summary, whose context no task took: as it is.
+                        stateful::reset_shadow_summary(Summary { context: 0, ..summary }, true);
+                    } else {
+                        stateful::reset_shadow_summary(summary, false);
+                    }
+                }
+                return;
+            }
+        };
+        let _off = arena::off();
+        // As at a checkpoint: the declared live state replaces the history.
         if self.summaries && self.lock().mode != Mode::FastForward {
             stateful::reset_local_summary(summary);
         }

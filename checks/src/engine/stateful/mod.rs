@@ -103,6 +103,7 @@ pub fn explore<M: Checked>(spec: &Spec<M>, engine: Engine, opts: &Options) -> Ou
         history_only: opts.history_only,
         reduce: Reduce { symmetry: false, ..opts.reduce },
         orbit_census: false,
+        live_census: opts.live_census,
         snapshot_cap: opts.snapshot_cap,
         workers: opts.workers,
         cluster: opts.cluster.clone(),

@@ -88,6 +88,9 @@ pub(super) fn applies<M: Checked>(spec: &Spec<M>, opts: &Options, memory: Memory
     if opts.orbit_census {
         return Err("an orbit census stores every state of the unreduced search");
     }
+    if opts.live_census {
+        return Err("a live-locals census stores every state of the search without them");
+    }
     if opts.cluster.is_some() {
         return Err("a cluster search does not carry sleep sets between processes");
     }

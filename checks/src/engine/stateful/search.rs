@@ -83,6 +83,8 @@ impl<'a, M: Checked> Search<'a, M> {
             Some("not asked for (reduce without \"snapshot\", or --no-reduce)")
         } else if !group.images.is_empty() || census {
             Some("symmetry applies (a snapshot does not hold the per-image local hashes)")
+        } else if opts.live_census {
+            Some("a live-locals census (a snapshot does not hold the shadow hashes)")
         } else {
             None
         };
@@ -90,12 +92,11 @@ impl<'a, M: Checked> Search<'a, M> {
         let symmetry_group = group.size();
         // A census stores every state: `progress` is decided on the whole graph.
         let canon = if census { Canon::default() } else { Canon::new(&group.images) };
-        let runner =
-            Runner::new(spec, opts.history_only, &group.images, group.perms, por.is_ok(), opts.reduce.defect, memory);
+        let runner = Runner::new(spec, opts, &group.images, group.perms, por.is_ok(), memory);
         let explorer = if por.is_ok() {
             Explorers::Sleep(Sleep::new(SleepStore::Own(FpTable::default())))
         } else {
-            Explorers::Tarjan(Tarjan::new(census))
+            Explorers::Tarjan(Tarjan::new(census, opts.live_census))
         };
         Search {
             spec,
@@ -295,7 +296,12 @@ impl<'a, M: Checked> Search<'a, M> {
             Explorers::Tarjan(t) => t.census.as_ref().map(|c| c.report(self.symmetry_group, &t.visited)),
             _ => None,
         };
+        let live_census = match &self.explorer {
+            Explorers::Tarjan(t) => t.live_census.as_ref().map(|s| s.len() as u64),
+            _ => None,
+        };
         let stats = StateStats {
+            live_census,
             states,
             transitions: self.cx.found.transitions,
             max_depth: self.cx.found.max_depth,
@@ -311,6 +317,7 @@ impl<'a, M: Checked> Search<'a, M> {
                 (false, true, true) => "por+snapshot",
                 (true, _, true) => unreachable!("no snapshots under symmetry"),
             },
+            live_locals: self.opts.reduce.live_locals && !self.opts.history_only && M::LIVE_LOCALS,
             snapshot_not_applied: self.snapshot_not_applied,
             restores: self.snaps.restores,
             snapshot_bytes: self.snaps.peak_bytes,

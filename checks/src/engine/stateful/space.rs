@@ -17,8 +17,8 @@ pub(super) use mmmodel::platform::stateful::{
 };
 use mmmodel::platform::Stateful;
 
-use super::ghost::{Mode, StatefulGhost};
-use crate::engine::types::{Memory, ReductionDefect};
+use super::ghost::{LiveLocals, Mode, StatefulGhost};
+use crate::engine::types::{Memory, Options, ReductionDefect};
 use crate::monitor::online::Found as OnlineFound;
 use crate::monitor::{self, Checked, Exec, Violation};
 use crate::spec::Spec;
@@ -35,17 +35,19 @@ pub(super) struct Runner<M: Checked> {
 
 impl<M: Checked> Runner<M> {
     /// A runner for `spec` whose ghost runs the online monitors (with the loop summaries unless
-    /// `history_only`), canonicalising under the group `images` (with `perms`, the same in the
-    /// model's terms), and with a runtime defect seeded if `defect` is one.
+    /// `opts.history_only`, and the model's live-locals declarations as `opts` asks),
+    /// canonicalising under the group `images` (with `perms`, the same in the model's terms),
+    /// and with a runtime defect seeded if `opts.reduce.defect` is one.
     pub fn new(
         spec: &Spec<M>,
-        history_only: bool,
+        opts: &Options,
         images: &[SymImage],
         perms: Vec<mmmodel::model::Perm>,
         por: bool,
-        defect: Option<ReductionDefect>,
         memory: Memory,
     ) -> Self {
+        let (history_only, defect) = (opts.history_only, opts.reduce.defect);
+        let (live_locals, live_census) = (opts.reduce.live_locals, opts.live_census);
         let mut pool = StackPool::new();
         pool.set_memory(match memory {
             Memory::Sc => stateful::Memory::Sc,
@@ -60,7 +62,15 @@ impl<M: Checked> Runner<M> {
         if defect == Some(ReductionDefect::SnapshotForgetsObjects) {
             pool.seed_snapshot_defect_keep_objects();
         }
-        let ghost = StatefulGhost::new(spec.cfg.clone(), !history_only, perms);
+        let forget = defect == Some(ReductionDefect::LiveLocalsForgetContext);
+        let live = match (live_locals && M::LIVE_LOCALS, live_census, forget) {
+            (false, _, _) => LiveLocals::Off,
+            (true, true, forget) => LiveLocals::Census(forget),
+            (true, false, true) => LiveLocals::ForgetContext,
+            (true, false, false) => LiveLocals::On,
+        };
+        pool.set_live_census(live_census);
+        let ghost = StatefulGhost::new(spec.cfg.clone(), !history_only, perms).with_live_locals(live);
         ghost.set_por(por);
         Runner {
             cfg: Arc::new(spec.cfg.clone()),
@@ -147,6 +157,12 @@ pub(super) fn fingerprint_image<M: Checked>(p: &SchedPoint<'_>, ghost: &Stateful
 pub(super) fn identity_fingerprint<M: Checked>(p: &SchedPoint<'_>, ghost: &StatefulGhost<M>) -> u64 {
     let runtime = if ghost.summaries() { p.fingerprint() } else { p.fingerprint_keeping_finished() };
     mix(runtime, ghost.state_hash())
+}
+
+/// The fingerprint the state would have with the model's live-locals declarations applied
+/// (the live-locals census; tests only).
+pub(super) fn shadow_fingerprint<M: Checked>(p: &SchedPoint<'_>, ghost: &StatefulGhost<M>) -> u64 {
+    mix(p.fingerprint_shadow(), ghost.state_hash())
 }
 
 /// The fingerprint of the state's image under element `k` of the symmetry group.

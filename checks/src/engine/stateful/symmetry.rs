@@ -50,6 +50,9 @@ pub(super) fn group<M: Checked>(spec: &Spec<M>, opts: &Options, memory: Memory) 
     if opts.history_only {
         return Group::none("the history-only reference search keeps every task's history");
     }
+    if opts.live_census {
+        return Group::none("a live-locals census keeps one shadow hash a task, not one per image");
+    }
     if opts.replay.is_some() {
         return Group::none("a replay follows one schedule");
     }

@@ -119,8 +119,8 @@ use core::time::Duration;
 
 pub use rt::{
     current_task, in_execution, last_read_stale, lkmm_token_set, local, observe, observe_pids, reset_local,
-    reset_local_summary, run, run_snapshots, Chooser, Decision, LockId, Memory, ObjId, Op, RunEnd, SchedPoint,
-    SnapChooser, Snapshot, StackPool, SymImage, TaskId, MAX_TASKS,
+    reset_local_summary, reset_shadow_summary, run, run_snapshots, Chooser, Decision, LockId, Memory, ObjId, Op,
+    RunEnd, SchedPoint, SnapChooser, Snapshot, StackPool, SymImage, TaskId, MAX_TASKS,
 };
 
 use super::{Atomic, AtomicInt, Join, KernelFence, Platform, RawSpinLock, SymTag};

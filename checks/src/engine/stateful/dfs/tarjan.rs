@@ -10,6 +10,7 @@ use crate::engine::stateful::fair::{fair, maybe_fair_under};
 use crate::engine::stateful::findings::{decisive, Target};
 use crate::engine::stateful::ghost::StatefulGhost;
 use crate::engine::stateful::space::{self, lowest, tasks_mask, SchedPoint, TaskId};
+use crate::engine::stateful::store::FpSet;
 use crate::engine::stateful::symmetry::Census;
 use crate::engine::stateful::table::FpTable;
 use crate::monitor::Checked;
@@ -33,17 +34,31 @@ pub(crate) struct Tarjan {
     next_index: u32,
     /// [`crate::engine::Options::orbit_census`] (tests only).
     pub census: Option<Census>,
+    /// [`crate::engine::Options::live_census`] (tests only): the stored states' fingerprints
+    /// over the tasks' shadow hashes.
+    pub live_census: Option<FpSet>,
 }
 
 impl Tarjan {
     /// An explorer with an empty table; with an orbit census if `census`.
-    pub fn new(census: bool) -> Self {
-        Tarjan { census: census.then(Census::default), ..Tarjan::default() }
+    pub fn new(census: bool, live_census: bool) -> Self {
+        Tarjan {
+            census: census.then(Census::default),
+            live_census: live_census.then(FpSet::default),
+            ..Tarjan::default()
+        }
     }
 
     /// The key the visited set stores a state under: its orbit's least fingerprint, or under
     /// a census the state's own (the census notes its images).
     fn key<M: Checked>(&mut self, p: &SchedPoint<'_>, g: &StatefulGhost<M>) -> u64 {
+        if let Some(live) = &mut self.live_census {
+            let fp = space::fingerprint(p, g);
+            if !self.visited.contains_key(fp) {
+                live.insert(space::shadow_fingerprint(p, g));
+            }
+            return fp;
+        }
         let Some(census) = &mut self.census else { return space::fingerprint(p, g) };
         let fp = space::identity_fingerprint(p, g);
         if !self.visited.contains_key(fp) {

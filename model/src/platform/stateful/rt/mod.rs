@@ -24,9 +24,10 @@
 //! | `group.rs` | the symmetry group's tables ([`SymImage`], the object maps) | types |
 //! | `state.rs` | `Rt`, the task slots, [`StackPool`], the thread-local pointer, [`Chooser`], [`SchedPoint`] | types, group |
 //! | `symmetry.rs` | the images' local hashes and fingerprints, [`StackPool::set_symmetry`] | state, group, hash, types |
-//! | `point.rs` | [`SchedPoint`]'s methods, the fingerprint, the enabled set, the yield point | state, symmetry, group, hash, types |
-//! | `run.rs` | task coroutines, [`run`] and its scheduler loop, the teardown | point, state, symmetry, hash, types |
-//! | `ops.rs` | the operations the platform's objects call, the ghost's entries ([`reset_local`], [`observe`], ..) | run, point, state, symmetry, group, hash, types |
+//! | `shadow.rs` | the live-locals census's shadow hashes and fingerprint, [`StackPool::set_live_census`] | state, hash, types |
+//! | `point.rs` | [`SchedPoint`]'s methods, the fingerprint, the enabled set, the yield point | state, symmetry, shadow, group, hash, types |
+//! | `run.rs` | task coroutines, [`run`] and its scheduler loop, the teardown | point, state, symmetry, shadow, hash, types |
+//! | `ops.rs` | the operations the platform's objects call, the ghost's entries ([`reset_local`], [`observe`], ..) | run, point, state, symmetry, shadow, group, hash, types |
 //! | `snapshot.rs` | [`Snapshot`], [`run_snapshots`] and its scheduler loop, the restore | run, point, state, types |
 //!
 //! The cycle of types that the runtime is (the state holds the chooser, which is handed a
@@ -40,6 +41,7 @@ mod memory;
 mod ops;
 mod point;
 mod run;
+mod shadow;
 mod snapshot;
 mod state;
 mod symmetry;
@@ -56,6 +58,7 @@ pub use self::ops::{
     last_read_stale, lkmm_on, lkmm_token_set, local, observe, observe_pids, reset_local, reset_local_summary, tagged,
 };
 pub use self::run::run;
+pub use self::shadow::reset_shadow_summary;
 pub use self::snapshot::{run_snapshots, Decision, SnapChooser, Snapshot};
 pub use self::state::{current_task, in_execution, Chooser, SchedPoint, StackPool};
 pub use self::types::{LockId, ObjId, Op, RunEnd, TaskId, MAX_TASKS};

@@ -10,6 +10,7 @@ use core::sync::atomic::Ordering;
 use super::memory::{choose, rmw_kind};
 use super::point::{enter, enter_obj, fold, kind_of, stale_object, yield_point};
 use super::run::new_task;
+use super::shadow::{shadow_reset, shadow_save_context, shadow_spawned};
 use super::state::Rt;
 use super::symmetry::{sym_reset, sym_save_context, sym_spawned};
 use super::types::{LockId, ObjId, Op, TaskId, MAX_TASKS, NO_OWNER, NO_TASK};
@@ -434,6 +435,7 @@ pub(crate) fn spawn<F: FnOnce() + 'static>(f: F) -> (TaskId, u32) {
             lk.hints.push(0);
         }
         sym_spawned(rt, id);
+        shadow_spawned(rt, id);
         (&mut *rt).sym.solo = NO_TASK;
         // Plain under symmetry too: only the spawner uses the id, to join (docs/model.md,
         // "Symmetry", says why that is sound).
@@ -456,6 +458,10 @@ pub fn reset_local(summary: u64) {
     // SAFETY: live runtime, short borrow.
     unsafe {
         assert!((*rt).sym.images.is_empty(), "stateful runtime: reset_local under symmetry (use reset_local_summary)");
+        assert!(
+            !(*rt).shadow.on,
+            "stateful runtime: reset_local under the live-locals census (use reset_local_summary)"
+        );
         (&mut *rt).tasks[t].local = mix(TAG_RESET, summary)
     }
 }
@@ -471,6 +477,7 @@ pub fn reset_local_summary(summary: Summary) {
         if !(*rt).sym.images.is_empty() {
             sym_reset(rt, t, summary);
         }
+        shadow_reset(rt, t, summary);
     }
 }
 
@@ -483,6 +490,7 @@ pub fn local() -> u64 {
         if !(*rt).sym.images.is_empty() {
             sym_save_context(rt, t);
         }
+        shadow_save_context(rt, t);
         (&*rt).tasks[t].local
     }
 }

@@ -7,6 +7,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use super::group::Kind;
 use super::hash::{fmix64, lock_term, mix, obj_term, P2};
+use super::shadow::shadow_fold;
 use super::state::{in_execution, rt_ptr, Rt, SchedPoint, SUSPEND_MARGIN};
 use super::symmetry::{sym_fold, sym_fold_op};
 use super::types::{LockId, ObjId, Op, TaskId, FINISHED_CODE, MAX_TASKS, NO_OWNER, NO_TASK};
@@ -280,6 +281,7 @@ pub(super) unsafe fn yield_point(rt: *mut Rt, t: TaskId, op: Op) -> bool {
         if !(*rt).sym.images.is_empty() {
             sym_fold_op(rt, t, op);
         }
+        shadow_fold(rt, t, op.code());
     }
     if (*rt).teardown || std::thread::panicking() {
         return false;
@@ -330,6 +332,7 @@ pub(super) unsafe fn fold(rt: *mut Rt, t: TaskId, v: u64, kind: Kind) {
     if !(*rt).sym.images.is_empty() {
         sym_fold(rt, t, v, kind);
     }
+    shadow_fold(rt, t, v);
 }
 
 /// The kind of object `o`'s values.

@@ -11,6 +11,7 @@ use corosensei::{Coroutine, CoroutineResult, Yielder};
 
 use super::hash::{mix, TAG_INIT};
 use super::point::decide;
+use super::shadow::shadow_spawned;
 use super::state::{in_execution, rt_ptr, Chooser, Exit, Rt, StackPool, TaskSlot, EPOCH, RT, SUSPEND_MARGIN};
 use super::symmetry::sym_spawned;
 use super::types::{RunEnd, TaskId, NO_TASK};
@@ -93,6 +94,7 @@ impl Drop for Teardown<'_> {
             r.objs.clear();
             r.locks.clear();
             r.sym.clear_execution();
+            r.shadow.clear_execution();
             r.lk.clear();
             r.chooser = None;
             r.chooser_panic = None;
@@ -132,6 +134,7 @@ pub fn run<F: FnOnce() + 'static>(pool: &mut StackPool, body: F, chooser: &mut d
         let slot = new_task(rt, 0, body);
         (&mut *rt).tasks.push(slot);
         sym_spawned(rt, 0);
+        shadow_spawned(rt, 0);
         schedule(rt)
     };
     drop(guard);
@@ -151,6 +154,7 @@ pub(super) fn begin(pool: &mut StackPool, chooser: Option<NonNull<dyn Chooser>>,
     unsafe {
         let r = &mut *rt;
         assert!(!snap || r.sym.images.is_empty(), "stateful runtime: snapshots under symmetry");
+        assert!(!snap || !r.shadow.on, "stateful runtime: snapshots under the live-locals census");
         r.finished = 0;
         r.shared = 0;
         r.cur = NO_TASK;

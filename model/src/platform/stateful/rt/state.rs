@@ -150,6 +150,26 @@ pub(crate) struct Rt {
     /// The memory model: the kernel's (`lk` holds it) or sequential consistency.
     pub(super) lkmm: bool,
     pub(super) lk: Lk,
+    /// The live-locals census's shadow hashes (tests only; `shadow.rs`).
+    pub(super) shadow: Shadow,
+}
+
+/// The shadow hashes of one execution (their methods are in `shadow.rs`).
+#[derive(Default)]
+pub(crate) struct Shadow {
+    /// The census runs (set by [`StackPool::set_live_census`]).
+    pub(super) on: bool,
+    /// Each task's shadow hash.
+    pub(super) locals: Vec<u64>,
+    /// The contexts handed out: (task, the local hash `local()` returned, the shadow then).
+    pub(super) ctx: Vec<(TaskId, u64, u64)>,
+}
+
+impl Shadow {
+    pub(super) fn clear_execution(&mut self) {
+        self.locals.clear();
+        self.ctx.clear();
+    }
 }
 
 thread_local! {
@@ -216,6 +236,7 @@ impl Rt {
             restore_keeps_objects: false,
             lkmm: false,
             lk: Lk::default(),
+            shadow: Shadow::default(),
         }
     }
 }
