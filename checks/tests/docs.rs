@@ -447,6 +447,7 @@ const MODEL_FUNCTIONS: &[&str] = &[
     "loop_fingerprint",
     "partial_order",
     "read_flag",
+    "release_and_wake",
     "release_exclusive",
     "run_tasks",
     "send_sigkill",

@@ -149,6 +149,8 @@ fn contended_stall<P: PlatformFor<Event>>(k: &Kernel<P>, cur: &Current<P>, nid: 
         cur.live_locals(loop_summary(context, 19, 0));
         io_schedule_timeout(cur, HZ / 100);
     }
+    // Live locals: whether it slept, and how the sleep ended, are dead before finish_wait().
+    cur.live_locals(loop_summary(context, 21, 0));
     finish_wait(cur, wq);
 }
 
@@ -187,6 +189,8 @@ fn clear_pgdat_congested<P: PlatformFor<Event>>(k: &Kernel<P>, cur: &Current<P>,
 /// 3/4's release: reset `kswapd_exclusive`, then wake the losers on `kswapd_contended_wait`.
 /// (The seeded mutants that break this order live here: no release, no wake, wake first.)
 fn release_and_wake<P: PlatformFor<Event>>(k: &Kernel<P>, cur: &Current<P>, nid: i32) {
+    // What this release's future depends on besides its arguments: the caller's state.
+    let context = cur.loop_context();
     if k.mutated(cur, Mutation::BalancedKeepsExclusive) {
         return;
     }
@@ -196,6 +200,8 @@ fn release_and_wake<P: PlatformFor<Event>>(k: &Kernel<P>, cur: &Current<P>, nid:
         return;
     }
     release_exclusive(k, cur, nid);
+    // Live locals: what the release's cmpxchg found is dead before the wake-up.
+    cur.live_locals(loop_summary(context, 22, 0));
     if !k.mutated(cur, Mutation::ReleaseWithoutWake) {
         wake_up_interruptible(cur, &k.kswapd_contended_wait);
     }
