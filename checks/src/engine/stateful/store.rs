@@ -86,7 +86,13 @@ impl Budget {
         }
         if table.len() >= table.capacity() {
             let grow = table.capacity().max(1024);
-            if table.bytes_after(grow) + others > self.max_memory {
+            let after = table.bytes_after(grow);
+            // While the table grows its old slots and its new ones are both resident, and the
+            // new ones come out of what the machine has free now, which other processes may
+            // have taken since the search started. (A 5-kswapd search that counted only the
+            // new table was killed by the kernel's OOM killer when its 8 GB table doubled on a
+            // 23 GB machine.)
+            if after + table.bytes() + others > self.max_memory || after > available_memory() {
                 return Err("memory");
             }
             table.try_reserve(grow).map_err(|_| "memory")?;
@@ -187,6 +193,24 @@ impl Sharded {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A growth is refused when the old table and the new one together do not fit, though the
+    /// new one alone would.
+    #[test]
+    fn a_table_that_would_not_fit_beside_its_old_slots_does_not_grow() {
+        let mut t = FpTable::default();
+        t.try_reserve(1000).unwrap();
+        while t.len() < t.capacity() {
+            t.insert(t.len() as u64 + 1, 0);
+        }
+        let (old, new) = (t.bytes(), t.bytes_after(t.capacity()));
+        let tight = Budget { max_states: None, max_memory: new + old - 1 };
+        assert_eq!(tight.reserve(&mut t, 0), Err("memory"));
+        assert_eq!(t.bytes(), old, "the refused growth did not happen");
+        let roomy = Budget { max_states: None, max_memory: new + old };
+        assert_eq!(roomy.reserve(&mut t, 0), Ok(()));
+        assert_eq!(t.bytes(), new);
+    }
 
     #[test]
     fn the_sharded_table_stores_and_intersects_sleep_masks() {
