@@ -194,7 +194,16 @@ proptest! {
 /// live locals, distinct census fingerprints, states of the census search), or `None` where a
 /// search did not complete or stopped at a violation.
 fn live_oracle(sc: &scenario::Scenario, defect: Option<ReductionDefect>) -> Option<(u64, u64, u64)> {
-    let engine = Engine::Stateful { max_states: Some(400_000), memory: Memory::Sc };
+    live_oracle_under(sc, defect, Memory::Sc)
+}
+
+/// [`live_oracle`] under memory model `memory`.
+fn live_oracle_under(
+    sc: &scenario::Scenario,
+    defect: Option<ReductionDefect>,
+    memory: Memory,
+) -> Option<(u64, u64, u64)> {
+    let engine = Engine::Stateful { max_states: Some(400_000), memory };
     let reduce = Reduce { symmetry: false, por: false, live_locals: true, defect, ..Reduce::default() };
     let census = sc.spec.explore(engine, &Options { live_census: true, reduce, ..Options::default() });
     let live = sc.spec.explore(engine, &Options { reduce, ..Options::default() });
@@ -256,4 +265,45 @@ fn the_live_locals_oracle_catches_a_declaration_that_forgets_the_context() {
         live != distinct
     });
     assert!(results.iter().all(|&caught| caught), "the exact oracle missed the seeded defect: {results:?}");
+}
+
+/// Under the kernel's memory model (`--memory lkmm`) the declarations reset the same local
+/// hashes, and the memory's stores and views are in the fingerprint on their own: on the
+/// kswapd-stall files written for `lkmm` and the smallest `sc` ones, run under `lkmm`, the
+/// searches with and without live locals agree (the barrier mutants' violations included), and
+/// where they pass, the exact oracle holds.
+#[test]
+fn under_lkmm_live_locals_change_no_outcome_and_the_oracle_holds() {
+    let files: Vec<_> = common::shipped_small(6)
+        .into_iter()
+        .filter(|(rel, sc)| {
+            sc.spec.model().name() == "kswapd-stall"
+                && (rel.contains("-lkmm") || rel.ends_with("recheck-2kswapd-writer-stateful.toml"))
+        })
+        .collect();
+    let engine = Engine::Stateful { max_states: Some(100_000), memory: Memory::Lkmm };
+    let results = common::par_map(&files, |(rel, sc)| {
+        let on = sc.spec.explore(engine, &with_live_locals(true, None));
+        let off = sc.spec.explore(engine, &with_live_locals(false, None));
+        if let Some(why) = live_locals_differ(&on, &off) {
+            panic!("{rel} under lkmm: live locals changed the outcome: {why}");
+        }
+        let decided = (on.complete || on.found.is_some()) && (off.complete || off.found.is_some());
+        let oracle = live_oracle_under(sc, None, Memory::Lkmm);
+        if let Some((live, distinct, all)) = oracle {
+            assert_eq!(
+                live, distinct,
+                "{rel} under lkmm: {live} states with live locals, {distinct} live states of {all}"
+            );
+        }
+        (rel.clone(), decided, on.found.is_some(), oracle)
+    });
+    let decided = results.iter().filter(|r| r.1).count();
+    let violations = results.iter().filter(|r| r.1 && r.2).count();
+    let oracles = results.iter().filter(|r| r.3.is_some()).count();
+    eprintln!("under lkmm: {decided} decided ({violations} violations), the oracle on {oracles}: {results:?}");
+    assert!(
+        decided >= 3 && violations >= 2 && oracles >= 2,
+        "decided {decided}, violations {violations}, oracle {oracles}"
+    );
 }

@@ -175,6 +175,13 @@ impl<M: Checked> StatefulGhost<M> {
         StatefulGhost { cfg, tasks, summaries, live: LiveLocals::Off, perms, inner: OneThread(RefCell::new(inner)) }
     }
 
+    /// Whether the model's live-locals declarations replace the tasks' histories in this search
+    /// (not under the census, which applies them to the shadows only, nor in the history-only
+    /// search).
+    pub fn live_locals_applied(&self) -> bool {
+        self.summaries && matches!(self.live, LiveLocals::On | LiveLocals::ForgetContext)
+    }
+
     /// The ghost with the model's live-locals declarations treated as `live` says.
     pub fn with_live_locals(mut self, live: LiveLocals) -> Self {
         self.live = live;

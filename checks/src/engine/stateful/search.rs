@@ -263,7 +263,13 @@ impl<'a, M: Checked> Search<'a, M> {
             // search takes the path of many workers, with one worker if one was asked for.
             if let Some(c) = self.opts.cluster.clone() {
                 self.cluster(&c);
-            } else if (self.opts.workers > 1 || lasso_checked(self.spec) || self.memory_fair()) && !self.census {
+            } else if (self.opts.workers > 1 || lasso_checked(self.spec) || self.memory_fair())
+                && !self.census
+                && !self.opts.live_census
+            {
+                // (A census, orbits or live locals, counts on one search's table: it takes the
+                // one-thread path whatever the workers, and under `lkmm` its Tarjan also
+                // counts cycles of stale reads as livelocks; only its count is used.)
                 self.parallel(self.opts.workers.max(1));
             } else {
                 self.dfs();
@@ -317,7 +323,7 @@ impl<'a, M: Checked> Search<'a, M> {
                 (false, true, true) => "por+snapshot",
                 (true, _, true) => unreachable!("no snapshots under symmetry"),
             },
-            live_locals: self.opts.reduce.live_locals && !self.opts.history_only && M::LIVE_LOCALS,
+            live_locals: self.runner.ghost.live_locals_applied(),
             snapshot_not_applied: self.snapshot_not_applied,
             restores: self.snaps.restores,
             snapshot_bytes: self.snaps.peak_bytes,
