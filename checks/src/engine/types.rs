@@ -279,6 +279,10 @@ pub enum ReductionDefect {
     /// `memory = "lkmm"`: the fair-cycle pass counts cycles that read a store a later one has
     /// superseded (a task that never sees a store: no execution of any machine).
     FairnessIgnoresStaleReads,
+    /// `--workers`: of a state two workers explored from (one gave the other a job there),
+    /// the stored graph keeps only the first worker's transitions, so a cycle through the
+    /// other's is missed.
+    WorkersGraphKeepsFirstRowOnly,
     /// `live-locals`: a declaration of a task's live locals leaves out its context (what the
     /// task did before the enclosing function: for a kswapd, which batch it is in), so states
     /// with different futures meet.

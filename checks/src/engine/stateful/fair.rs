@@ -9,7 +9,7 @@ use mmmodel::model::Named;
 use super::findings::{decisive, Findings, Target};
 use std::hash::BuildHasherDefault;
 
-use super::graph::{path_to, Component, Graph, Stored};
+use super::graph::{Component, Graph, Stored};
 use super::store::Identity;
 use super::symmetry::Canon;
 use crate::engine::types::ReductionDefect;
@@ -48,10 +48,10 @@ pub(super) fn fair_components<M: Checked>(
     spec: &Spec<M>,
     canon: &Canon,
     defect: Option<ReductionDefect>,
-    graphs: &[Graph],
+    graphs: Vec<Graph>,
     found: &mut Findings,
 ) -> Result<(), Inconclusive> {
-    let stored = Stored::new(graphs, defect == Some(ReductionDefect::FairnessIgnoresStaleReads));
+    let stored = Stored::new(graphs, defect);
     let inv = M::PROGRESS.name();
     let checks_progress = spec.invariants.contains(&M::PROGRESS);
     let mut first: Option<Target> = None;
@@ -94,7 +94,8 @@ pub(super) fn fair_components<M: Checked>(
         }
     }
     if let Some(Target::Cycle { members, must_move, class, .. }) = first {
-        let path = stored.initial.and_then(|i| path_to(graphs, i, &|fp| members.contains(&fp))).unwrap_or_default();
+        let path =
+            stored.initial.and_then(|i| stored.path_to(i, &|n| members.contains(&stored.fp(n)))).unwrap_or_default();
         found.target = Some(Target::Cycle { members, must_move, path, class });
     }
     Ok(())
@@ -153,8 +154,9 @@ mod tests {
             nodes: nodes(&[(1, 0b11, 0b11), (2, 0b01, 0b11), (3, 0b11, 0b11), (4, 0b11, 0b11)]),
             edges: edges(&[(1, 2, 0), (2, 1, 0), (1, 3, 1), (3, 4, 0), (4, 3, 0), (4, 1, 1)]),
             keys: vec![(1, a), (2, a), (3, b), (4, b), (1, c), (1, d), (2, d)],
+            ..Graph::default()
         };
-        let s = Stored::new(std::slice::from_ref(&g), false);
+        let s = Stored::new(vec![g], None);
         let comps = s.components();
         assert_eq!(comps.len(), 1);
         assert!(fair(comps[0].moves, comps[0].disabled, comps[0].tasks));

@@ -3,7 +3,7 @@
 //! edges (the task of each) and its states (the tasks enabled there), and once the search is
 //! complete [`Stored::components`] runs Tarjan over them (docs/model.md, "Many workers"). The
 //! fairness test on a component is [`super::fair`]'s; the shortest way into one is
-//! [`path_to`].
+//! [`Stored::path_to`].
 
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
@@ -11,6 +11,7 @@ use std::hash::BuildHasherDefault;
 use serde::{Deserialize, Serialize};
 
 use super::store::Identity;
+use crate::engine::types::ReductionDefect;
 use crate::monitor::online::CycleKey;
 
 /// A stored state as the graph keeps it.
@@ -42,19 +43,107 @@ impl Edge {
     }
 }
 
+/// A transition out of a state, as the stored graph keeps it: to (a node number), the task that
+/// moved, the choice that took it, and whether it read a store a later one had superseded.
+/// Eight bytes, against an [`Edge`]'s 24: a worker records its transitions out of a state
+/// together, when it leaves the state ([`Graph::row`]), so the source is said once a row.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) struct Link {
+    pub to: u32,
+    pub task: u8,
+    pub choice: u8,
+    pub stale: bool,
+}
+
+/// How the workers of one process number the states they store: worker `w`'s `i`-th state is
+/// `w << (32 - bits) | i`, the number the shared visited table keeps beside its fingerprint
+/// (so a worker that reaches a state another stored knows its number without asking it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Numbering {
+    pub worker: u32,
+    /// Bits of the worker's index: enough for every worker of the search.
+    pub bits: u32,
+}
+
+impl Numbering {
+    pub fn new(worker: usize, workers: usize) -> Self {
+        let bits = usize::BITS - (workers.max(1) - 1).leading_zeros();
+        Numbering { worker: worker as u32, bits }
+    }
+
+    /// The number of this worker's `i`-th state, if it has one.
+    #[inline]
+    pub fn number(&self, i: usize) -> Option<u32> {
+        let local = 32 - self.bits;
+        (local == 32 || (i as u64) < 1u64 << local).then(|| {
+            if self.bits == 0 {
+                i as u32
+            } else {
+                self.worker << local | i as u32
+            }
+        })
+    }
+
+    /// The worker that numbered `n`, and its index among that worker's states.
+    #[inline]
+    fn split(bits: u32, n: u32) -> (usize, usize) {
+        if bits == 0 {
+            (0, n as usize)
+        } else {
+            let local = 32 - bits;
+            ((n >> local) as usize, (n & ((1u32 << local) - 1)) as usize)
+        }
+    }
+}
+
 /// A worker's part of the state graph (kept only when `progress` or a lasso invariant is
-/// checked).
+/// checked). The workers of one process record transitions between numbered states
+/// (`links`); a cluster's, whose states other processes own and number, by fingerprint
+/// (`edges`).
 #[derive(Debug, Default)]
 pub(super) struct Graph {
     /// The initial state (recorded by the worker that stored it).
     pub initial: Option<u64>,
     /// Every state the worker stored: fingerprint, tasks enabled there, tasks that exist.
     pub nodes: Vec<Node>,
-    /// Every transition the worker took: from, to, the task that moved.
+    /// Every transition the worker took, by fingerprint (a cluster's worker).
     pub edges: Vec<Edge>,
+    /// Every transition the worker took, by number (when `numbering` is set), in rows: row
+    /// `r` is the transitions out of state `rows[r].0`, `links[rows[r - 1].1..rows[r].1]`.
+    pub links: Vec<Link>,
+    pub rows: Vec<(u32, u32)>,
+    pub numbering: Option<Numbering>,
     /// The stuck situations of the states it stored, for the lasso invariants
-    /// ([`crate::monitor::online::Online::cycle_keys`]; states with none are not listed).
+    /// ([`crate::monitor::online::Online::cycle_keys`]; states with none are not listed): by
+    /// fingerprint, or by number when `numbering` is set.
     pub keys: Vec<(u64, CycleKey)>,
+}
+
+impl Graph {
+    /// The graph of one of the workers of one process.
+    pub fn numbered(numbering: Numbering) -> Self {
+        Graph { numbering: Some(numbering), ..Graph::default() }
+    }
+
+    /// The transitions out of the state numbered `from` that the worker took (a state has one
+    /// row per worker that explored from it: the one that stored it, and any it gave
+    /// transitions to).
+    pub fn row(&mut self, from: u32, links: impl IntoIterator<Item = Link>) {
+        let before = self.links.len();
+        self.links.extend(links);
+        if self.links.len() > before {
+            self.rows.push((from, self.links.len() as u32));
+        }
+    }
+
+    /// Bytes its records take.
+    pub fn bytes(&self) -> u64 {
+        (self.nodes.capacity() * std::mem::size_of::<Node>()
+            + self.edges.capacity() * std::mem::size_of::<Edge>()
+            + self.links.capacity() * std::mem::size_of::<Link>()
+            + self.rows.capacity() * std::mem::size_of::<(u32, u32)>()
+            + self.keys.capacity() * std::mem::size_of::<(u64, CycleKey)>()) as u64
+    }
 }
 
 /// A strongly connected component with a transition inside it, and what its fair-cycle test
@@ -68,29 +157,133 @@ pub(super) struct Component {
     pub nodes: Vec<u32>,
 }
 
-impl Component {}
+/// Where a node's transitions are in a [`Stored`] graph: pool, start, length.
+#[derive(Debug, Clone, Copy, Default)]
+struct Slice {
+    pool: u32,
+    start: u32,
+    len: u32,
+}
 
-/// The union of the workers' graphs, with its edges in compressed rows.
+/// The union of the workers' graphs. Each worker's rows stay where it recorded them (its
+/// pool); a node with rows in several workers' pools has them copied together into one more.
 pub(super) struct Stored {
     /// The initial state.
     pub initial: Option<u64>,
     nodes: Vec<Node>,
-    /// Node `n`'s edges are `edges[start[n]..start[n + 1]]`: (from, to, task).
-    start: Vec<u32>,
-    edges: Vec<(u32, u32, u8)>,
+    pools: Vec<Vec<Link>>,
+    slices: Vec<Slice>,
+    /// Whether the components keep the transitions that read a superseded store (the seeded
+    /// defect `ReductionDefect::FairnessIgnoresStaleReads`).
+    with_stale: bool,
     /// Each node's stuck situations (sorted).
     keys: HashMap<u64, Vec<CycleKey>, BuildHasherDefault<Identity>>,
 }
 
 impl Stored {
-    /// The union of `graphs`. Its components are those of the transitions that read nothing
-    /// stale (unless `with_stale`, the seeded defect `ReductionDefect::FairnessIgnoresStaleReads`):
-    /// a cycle in which a task keeps reading a store that a later one has superseded is no
-    /// execution of any machine (docs/model.md, "Liveness under weak memory").
-    pub fn new(graphs: &[Graph], with_stale: bool) -> Self {
+    /// The union of `graphs`, which it consumes. Its components are those of the transitions
+    /// that read nothing stale (unless `with_stale`, the seeded defect
+    /// `ReductionDefect::FairnessIgnoresStaleReads`): a cycle in which a task keeps reading a
+    /// store that a later one has superseded is no execution of any machine (docs/model.md,
+    /// "Liveness under weak memory").
+    /// `defect`: the seeded defects `FairnessIgnoresStaleReads` (above) and
+    /// `WorkersGraphKeepsFirstRowOnly` (of a state two workers explored from, only the first
+    /// row is kept).
+    pub fn new(graphs: Vec<Graph>, defect: Option<ReductionDefect>) -> Self {
+        let with_stale = defect == Some(ReductionDefect::FairnessIgnoresStaleReads);
+        if graphs.iter().all(|g| g.numbering.is_some()) && !graphs.is_empty() {
+            let first_only = defect == Some(ReductionDefect::WorkersGraphKeepsFirstRowOnly);
+            Self::numbered(graphs, with_stale, first_only)
+        } else {
+            Self::by_fingerprint(graphs, with_stale)
+        }
+    }
+
+    /// The workers of one process numbered their states: a node's place in the union is its
+    /// worker's offset plus its index there, with no index to build, and its transitions are
+    /// the rows the workers recorded, where they recorded them.
+    fn numbered(mut graphs: Vec<Graph>, with_stale: bool, first_only: bool) -> Self {
+        let bits = graphs[0].numbering.map_or(0, |n| n.bits);
+        graphs.sort_by_key(|g| g.numbering.map(|n| n.worker));
+        let workers = graphs.iter().filter_map(|g| g.numbering).map(|n| n.worker as usize + 1).max().unwrap_or(1);
+        let mut offset = vec![0usize; workers];
+        let mut n = 0usize;
+        for g in &graphs {
+            offset[g.numbering.map_or(0, |n| n.worker) as usize] = n;
+            n += g.nodes.len();
+        }
+        let place = |id: u32| {
+            let (w, i) = Numbering::split(bits, id);
+            (offset[w] + i) as u32
+        };
+        let initial = graphs.iter().find_map(|g| g.initial);
+        // The first worker's states are the union's first: its vector grows to hold the rest.
+        let mut nodes = std::mem::take(&mut graphs[0].nodes);
+        nodes.reserve_exact(n - nodes.len());
+        let mut keys: HashMap<u64, Vec<CycleKey>, BuildHasherDefault<Identity>> = HashMap::default();
+        let mut slices = vec![Slice::default(); n];
+        let mut seen = vec![false; n];
+        // Rows of a node that already has one: (node, pool, start, length).
+        let mut more: Vec<(u32, u32, u32, u32)> = Vec::new();
+        let mut pools = Vec::with_capacity(graphs.len() + 1);
+        for (pool, g) in graphs.iter_mut().enumerate() {
+            if pool > 0 {
+                nodes.append(&mut g.nodes);
+                g.nodes = Vec::new();
+            }
+            for (id, k) in std::mem::take(&mut g.keys) {
+                keys.entry(u64::from(place(id as u32))).or_default().push(k);
+            }
+            let mut begin = 0u32;
+            for &(from, end) in &g.rows {
+                let v = place(from);
+                let s = Slice { pool: pool as u32, start: begin, len: end - begin };
+                if std::mem::replace(&mut seen[v as usize], true) {
+                    more.push((v, s.pool, s.start, s.len));
+                } else {
+                    slices[v as usize] = s;
+                }
+                begin = end;
+            }
+            g.rows = Vec::new();
+            let mut links = std::mem::take(&mut g.links);
+            // A worker's numbers become places in the union.
+            for l in &mut links {
+                l.to = place(l.to);
+            }
+            pools.push(links);
+        }
+        drop(seen);
+        if first_only {
+            more.clear();
+        }
+        more.sort_unstable();
+        let mut joined: Vec<Link> = Vec::new();
+        let extra = pools.len() as u32;
+        for group in more.chunk_by(|a, b| a.0 == b.0) {
+            let v = group[0].0 as usize;
+            let first = slices[v];
+            let start = joined.len() as u32;
+            for s in std::iter::once(first).chain(group.iter().map(|&(_, pool, start, len)| Slice { pool, start, len }))
+            {
+                joined.extend_from_slice(&pools[s.pool as usize][s.start as usize..(s.start + s.len) as usize]);
+            }
+            slices[v] = Slice { pool: extra, start, len: joined.len() as u32 - start };
+        }
+        pools.push(joined);
+        for v in keys.values_mut() {
+            v.sort_unstable();
+            v.dedup();
+        }
+        Stored { initial, nodes, pools, slices, with_stale, keys }
+    }
+
+    /// A cluster's graphs, whose transitions name states by fingerprint: one pool, in rows by
+    /// counting.
+    fn by_fingerprint(graphs: Vec<Graph>, with_stale: bool) -> Self {
         let mut index: HashMap<u64, u32, BuildHasherDefault<Identity>> = HashMap::default();
         let mut nodes: Vec<Node> = Vec::new();
-        for g in graphs {
+        for g in &graphs {
             for &n in &g.nodes {
                 if index.insert(n.fp, nodes.len() as u32).is_none() {
                     nodes.push(n);
@@ -98,26 +291,25 @@ impl Stored {
             }
         }
         let initial = graphs.iter().find_map(|g| g.initial);
-        let n = nodes.len();
-        let mut start = vec![0u32; n + 1];
-        let mut edges: Vec<(u32, u32, u8)> = Vec::new();
-        for g in graphs {
-            for e in g.edges.iter().filter(|e| with_stale || !e.stale) {
-                if let (Some(&a), Some(&b)) = (index.get(&e.from), index.get(&e.to)) {
-                    edges.push((a, b, e.task));
-                }
+        let known = |e: &Edge| Some((*index.get(&e.from)?, *index.get(&e.to)?));
+        let mut slices = vec![Slice::default(); nodes.len()];
+        graphs.iter().flat_map(|g| &g.edges).filter_map(known).for_each(|(a, _)| slices[a as usize].len += 1);
+        let mut at = 0u32;
+        for s in &mut slices {
+            s.start = at;
+            at += s.len;
+        }
+        let mut pool = vec![Link::default(); at as usize];
+        let mut next: Vec<u32> = slices.iter().map(|s| s.start).collect();
+        for e in graphs.iter().flat_map(|g| &g.edges) {
+            if let Some((a, b)) = known(e) {
+                let i = &mut next[a as usize];
+                pool[*i as usize] = Link { to: b, task: e.task, choice: e.choice, stale: e.stale };
+                *i += 1;
             }
         }
-        edges.sort_unstable();
-        edges.dedup();
-        for &(a, _, _) in &edges {
-            start[a as usize + 1] += 1;
-        }
-        for i in 0..n {
-            start[i + 1] += start[i];
-        }
         let mut keys: HashMap<u64, Vec<CycleKey>, BuildHasherDefault<Identity>> = HashMap::default();
-        for g in graphs {
+        for g in &graphs {
             for &(fp, k) in &g.keys {
                 if let Some(&i) = index.get(&fp) {
                     keys.entry(u64::from(i)).or_default().push(k);
@@ -128,39 +320,57 @@ impl Stored {
             v.sort_unstable();
             v.dedup();
         }
-        Stored { initial, nodes, start, edges, keys }
+        Stored { initial, nodes, pools: vec![pool], slices, with_stale, keys }
+    }
+
+    /// Every transition out of node `v`.
+    #[inline]
+    fn out(&self, v: u32) -> &[Link] {
+        let s = self.slices[v as usize];
+        &self.pools[s.pool as usize][s.start as usize..(s.start + s.len) as usize]
+    }
+
+    /// The transitions out of node `v` the components follow.
+    #[inline]
+    fn row(&self, v: u32) -> impl Iterator<Item = &Link> {
+        let with_stale = self.with_stale;
+        self.out(v).iter().filter(move |l| with_stale || !l.stale)
     }
 
     /// The strongly connected components, with a transition inside them, of the subgraph of
-    /// the nodes `keep` admits (an iterative Tarjan).
+    /// the nodes `keep` admits (an iterative Tarjan; once a node's component has closed, its
+    /// low link holds the component's number).
     pub fn sccs(&self, keep: &dyn Fn(u32) -> bool) -> Vec<Component> {
-        let (nodes, start, edges) = (&self.nodes, &self.start, &self.edges);
+        let nodes = &self.nodes;
         let n = nodes.len();
         const UNSEEN: u32 = u32::MAX;
         let mut idx = vec![UNSEEN; n];
         let mut low = vec![0u32; n];
         let mut on_stack = vec![false; n];
         let mut stack: Vec<u32> = Vec::new();
-        let mut comp_of = vec![UNSEEN; n];
-        let mut out = Vec::new();
+        // The components with a transition inside, by number.
+        let mut out: Vec<(u32, Vec<u32>)> = Vec::new();
+        let mut closed = 0u32;
+        let mut scratch: Vec<u32> = Vec::new();
         let mut next = 0u32;
-        // (node, next edge to look at)
+        // (node, next transition of its row to look at)
         let mut call: Vec<(u32, u32)> = Vec::new();
         for root in 0..n as u32 {
             if idx[root as usize] != UNSEEN || !keep(root) {
                 continue;
             }
-            call.push((root, start[root as usize]));
+            call.push((root, 0));
             idx[root as usize] = next;
             low[root as usize] = next;
             next += 1;
             stack.push(root);
             on_stack[root as usize] = true;
             while let Some(&mut (v, ref mut e)) = call.last_mut() {
-                if *e < start[v as usize + 1] {
-                    let w = edges[*e as usize].1;
+                let row = self.out(v);
+                if let Some(&l) = row.get(*e as usize) {
                     *e += 1;
-                    if !keep(w) {
+                    let w = l.to;
+                    if (l.stale && !self.with_stale) || !keep(w) {
                         continue;
                     }
                     if idx[w as usize] == UNSEEN {
@@ -169,7 +379,7 @@ impl Stored {
                         next += 1;
                         stack.push(w);
                         on_stack[w as usize] = true;
-                        call.push((w, start[w as usize]));
+                        call.push((w, 0));
                     } else if on_stack[w as usize] {
                         low[v as usize] = low[v as usize].min(idx[w as usize]);
                     }
@@ -180,28 +390,39 @@ impl Stored {
                     low[u as usize] = low[u as usize].min(low[v as usize]);
                 }
                 if low[v as usize] == idx[v as usize] {
-                    let c = out.len() as u32;
-                    let mut members = Vec::new();
+                    let c = closed;
+                    closed += 1;
+                    let members = &mut scratch;
+                    members.clear();
                     loop {
                         let w = stack.pop().expect("Tarjan's stack");
                         on_stack[w as usize] = false;
-                        comp_of[w as usize] = c;
                         members.push(w);
                         if w == v {
                             break;
                         }
                     }
-                    out.push(members);
+                    // Low links are no longer read once a component has closed: they
+                    // become its number (a single state with no transition to itself is
+                    // left out now).
+                    let looped = members.len() > 1 || self.row(v).any(|l| l.to == v);
+                    for &w in members.iter() {
+                        low[w as usize] = c;
+                    }
+                    if looped {
+                        out.push((c, members.clone()));
+                    }
                 }
             }
         }
+        drop((idx, on_stack));
         let mut comps = Vec::new();
-        for (c, members) in out.into_iter().enumerate() {
+        for (c, members) in out {
             let mut moves = 0u32;
             for &m in &members {
-                for &(_, w, t) in &edges[start[m as usize] as usize..start[m as usize + 1] as usize] {
-                    if comp_of[w as usize] == c as u32 {
-                        moves |= 1 << t;
+                for l in self.row(m) {
+                    if low[l.to as usize] == c && keep(l.to) {
+                        moves |= 1 << l.task;
                     }
                 }
             }
@@ -234,48 +455,69 @@ impl Stored {
     pub fn components(&self) -> Vec<Component> {
         self.sccs(&|_| true)
     }
+
+    /// The node of the state `fp`, if it is stored.
+    fn node_of(&self, fp: u64) -> Option<u32> {
+        self.nodes.iter().position(|n| n.fp == fp).map(|i| i as u32)
+    }
+
+    /// The shortest schedule from the state `from` to any node `goal` admits, over every
+    /// stored transition (the choices that take it).
+    pub fn path_to(&self, from: u64, goal: &dyn Fn(u32) -> bool) -> Option<Vec<u8>> {
+        let from = self.node_of(from)?;
+        const UNSEEN: u32 = u32::MAX;
+        let mut prev: Vec<(u32, u8)> = vec![(UNSEEN, 0); self.nodes.len()];
+        prev[from as usize] = (from, 0);
+        let mut queue = std::collections::VecDeque::from([from]);
+        while let Some(v) = queue.pop_front() {
+            if goal(v) {
+                let mut path = Vec::new();
+                let mut at = v;
+                while at != from {
+                    let (p, c) = prev[at as usize];
+                    path.push(c);
+                    at = p;
+                }
+                path.reverse();
+                return Some(path);
+            }
+            for l in self.out(v) {
+                if prev[l.to as usize].0 == UNSEEN {
+                    prev[l.to as usize] = (v, l.choice);
+                    queue.push_back(l.to);
+                }
+            }
+        }
+        None
+    }
+
+    /// The fingerprint of node `n`.
+    pub fn fp(&self, n: u32) -> u64 {
+        self.nodes[n as usize].fp
+    }
 }
 
 /// The strongly connected components of the graph that have a transition inside them, and
 /// the initial state.
 #[cfg(test)]
 pub(super) fn components(graphs: &[Graph]) -> (Vec<Component>, Option<u64>) {
-    let s = Stored::new(graphs, false);
+    let s = Stored::new(graphs.iter().map(Graph::copy).collect(), None);
     (s.components(), s.initial)
 }
 
-/// The shortest schedule from `from` to any state `goal` admits, over the stored edges.
-pub(super) fn path_to(graphs: &[Graph], from: u64, goal: &dyn Fn(u64) -> bool) -> Option<Vec<u8>> {
-    let mut adj: HashMap<u64, Vec<(u64, u8)>, BuildHasherDefault<Identity>> = HashMap::default();
-    for g in graphs {
-        for e in &g.edges {
-            adj.entry(e.from).or_default().push((e.to, e.choice));
+#[cfg(test)]
+impl Graph {
+    fn copy(&self) -> Graph {
+        Graph {
+            initial: self.initial,
+            nodes: self.nodes.clone(),
+            edges: self.edges.clone(),
+            links: self.links.clone(),
+            rows: self.rows.clone(),
+            numbering: self.numbering,
+            keys: self.keys.clone(),
         }
     }
-    let mut prev: HashMap<u64, (u64, u8), BuildHasherDefault<Identity>> = HashMap::default();
-    let mut queue = std::collections::VecDeque::from([from]);
-    let mut seen: std::collections::HashSet<u64, BuildHasherDefault<Identity>> = Default::default();
-    seen.insert(from);
-    while let Some(v) = queue.pop_front() {
-        if goal(v) {
-            let mut path = Vec::new();
-            let mut at = v;
-            while at != from {
-                let (p, t) = prev[&at];
-                path.push(t);
-                at = p;
-            }
-            path.reverse();
-            return Some(path);
-        }
-        for &(w, t) in adj.get(&v).map(Vec::as_slice).unwrap_or(&[]) {
-            if seen.insert(w) {
-                prev.insert(w, (v, t));
-                queue.push_back(w);
-            }
-        }
-    }
-    None
 }
 
 #[cfg(test)]
@@ -297,7 +539,7 @@ mod tests {
             initial: Some(1),
             nodes: nodes(&[(1, 0b11, 0b11), (2, 0b01, 0b11), (3, 0b10, 0b11), (4, 0b01, 0b11)]),
             edges: edges(&[(1, 2, 0), (2, 3, 0), (3, 2, 1), (1, 4, 1), (4, 4, 0)]),
-            keys: Vec::new(),
+            ..Graph::default()
         };
         let (comps, initial) = components(std::slice::from_ref(&g));
         assert_eq!(initial, Some(1));
@@ -310,8 +552,119 @@ mod tests {
             .collect();
         found.sort();
         assert_eq!(found, vec![(vec![2, 3], 0b11, 0b11), (vec![4], 0b01, 0b10)]);
-        assert_eq!(path_to(std::slice::from_ref(&g), 1, &|s| s == 4), Some(vec![1]));
-        assert_eq!(path_to(std::slice::from_ref(&g), 1, &|s| s == 3), Some(vec![0, 0]));
-        assert_eq!(path_to(std::slice::from_ref(&g), 2, &|s| s == 1), None);
+        let s = Stored::new(vec![g], None);
+        assert_eq!(s.path_to(1, &|n| s.fp(n) == 4), Some(vec![1]));
+        assert_eq!(s.path_to(1, &|n| s.fp(n) == 3), Some(vec![0, 0]));
+        assert_eq!(s.path_to(2, &|n| s.fp(n) == 1), None);
+    }
+
+    /// A small pseudo-random generator (the tests need no seed control beyond a fixed start).
+    struct Lcg(u64);
+    impl Lcg {
+        fn below(&mut self, n: u64) -> u64 {
+            self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (self.0 >> 33) % n
+        }
+    }
+
+    /// The components of a graph as sets: sorted members, moves, disabled, tasks.
+    fn summary(s: &Stored) -> Vec<(Vec<u64>, u32, u32, u32)> {
+        let mut v: Vec<_> = s
+            .components()
+            .into_iter()
+            .map(|mut c| {
+                c.members.sort_unstable();
+                (c.members, c.moves, c.disabled, c.tasks)
+            })
+            .collect();
+        v.sort();
+        v
+    }
+
+    /// One random graph, as a cluster records it (by fingerprint) and as `workers` workers of
+    /// one process do (numbered, in rows; some states explored from by two workers, as when
+    /// one gives another a job there).
+    fn both(rng: &mut Lcg, n: u64, workers: usize) -> (Graph, Vec<Graph>) {
+        let fp = |i: u64| 1000 + i * 7;
+        let mut by_fp = Graph { initial: Some(fp(0)), ..Graph::default() };
+        let mut numbered: Vec<Graph> = (0..workers).map(|w| Graph::numbered(Numbering::new(w, workers))).collect();
+        // Who stores each state, and its number.
+        let mut number = Vec::new();
+        for i in 0..n {
+            let w = if i == 0 { 0 } else { rng.below(workers as u64) as usize };
+            let node = Node { fp: fp(i), enabled: rng.below(4) as u32 | 1, tasks: 0b11 };
+            by_fp.nodes.push(node);
+            let g = &mut numbered[w];
+            number.push(g.numbering.unwrap().number(g.nodes.len()).unwrap());
+            g.nodes.push(node);
+        }
+        numbered[0].initial = Some(fp(0));
+        for i in 0..n {
+            let mut links = Vec::new();
+            for _ in 0..rng.below(4) {
+                let j = rng.below(n);
+                let task = rng.below(2) as u8;
+                let stale = rng.below(8) == 0;
+                by_fp.edges.push(Edge { from: fp(i), to: fp(j), task, choice: task, stale });
+                links.push(Link { to: number[j as usize], task, choice: task, stale });
+            }
+            // The rows: the first part by one worker, the rest (if any) by another.
+            let cut = rng.below(links.len() as u64 + 1) as usize;
+            let (a, b) = (rng.below(workers as u64) as usize, rng.below(workers as u64) as usize);
+            numbered[a].row(number[i as usize], links[..cut].iter().copied());
+            numbered[b].row(number[i as usize], links[cut..].iter().copied());
+        }
+        (by_fp, numbered)
+    }
+
+    /// The workers of one process record numbered rows, a cluster fingerprinted edges: both
+    /// give the same components (with and without the stale transitions), stuck situations
+    /// and shortest paths, on graphs where states have rows in two workers.
+    #[test]
+    fn numbered_rows_and_fingerprinted_edges_give_the_same_graph() {
+        let mut rng = Lcg(7);
+        for round in 0..200 {
+            let n = 2 + rng.below(40);
+            let workers = 1 + rng.below(3) as usize;
+            let (by_fp, numbered) = both(&mut rng, n, workers);
+            let copies = |g: &[Graph]| g.iter().map(Graph::copy).collect::<Vec<_>>();
+            for defect in [None, Some(ReductionDefect::FairnessIgnoresStaleReads)] {
+                let a = Stored::new(vec![by_fp.copy()], defect);
+                let b = Stored::new(copies(&numbered), defect);
+                assert_eq!(summary(&a), summary(&b), "round {round}, {workers} workers, {defect:?}");
+                for target in 0..n {
+                    let goal_fp = 1000 + target * 7;
+                    let pa = a.path_to(1000, &|v| a.fp(v) == goal_fp).map(|p| p.len());
+                    let pb = b.path_to(1000, &|v| b.fp(v) == goal_fp).map(|p| p.len());
+                    assert_eq!(pa, pb, "round {round}: shortest path to {goal_fp}");
+                }
+            }
+        }
+    }
+
+    /// A cycle through a state two workers explored from: one recorded the transition into the
+    /// cycle, the other the one that closes it. The seeded defect
+    /// `ReductionDefect::WorkersGraphKeepsFirstRowOnly` keeps only the first worker's row there
+    /// and misses the cycle; the union keeps both.
+    #[test]
+    fn a_cycle_through_a_state_two_workers_explored_from_is_kept() {
+        let mut w0 = Graph::numbered(Numbering::new(0, 2));
+        let mut w1 = Graph::numbered(Numbering::new(1, 2));
+        let n0 = |i| Numbering::new(0, 2).number(i).unwrap();
+        let n1 = |i| Numbering::new(1, 2).number(i).unwrap();
+        // State 1 (worker 0's first) and state 2 (worker 1's first).
+        w0.initial = Some(1);
+        w0.nodes.push(Node { fp: 1, enabled: 0b11, tasks: 0b11 });
+        w1.nodes.push(Node { fp: 2, enabled: 0b11, tasks: 0b11 });
+        // Worker 0 leaves state 1 by task 1 to a self-loop state... recorded first; worker 1
+        // was given task 0's transition out of state 1, into state 2, which returns by task 1.
+        w0.nodes.push(Node { fp: 3, enabled: 0b11, tasks: 0b11 });
+        w0.row(n0(0), [Link { to: n0(1), task: 1, choice: 1, stale: false }]);
+        w1.row(n0(0), [Link { to: n1(0), task: 0, choice: 0, stale: false }]);
+        w1.row(n1(0), [Link { to: n0(0), task: 1, choice: 1, stale: false }]);
+        let good = Stored::new(vec![w0.copy(), w1.copy()], None);
+        assert_eq!(summary(&good), vec![(vec![1, 2], 0b11, 0, 0b11)]);
+        let bad = Stored::new(vec![w0, w1], Some(ReductionDefect::WorkersGraphKeepsFirstRowOnly));
+        assert_eq!(summary(&bad), vec![], "the seeded defect loses the cycle");
     }
 }

@@ -15,7 +15,7 @@ use super::dfs::tarjan::Tarjan;
 use super::dfs::{Ctx, Explorer, JobStart};
 use super::fair::fair_components;
 use super::findings::{cycles_checked, lasso_checked, Findings, Target};
-use super::graph::Graph;
+use super::graph::{Graph, Numbering};
 use super::market::Market;
 use super::replay::Clock;
 use super::shortest::{report, Shortest};
@@ -137,10 +137,20 @@ impl<'a, M: Checked> Search<'a, M> {
 
     /// One of several workers: the shared table, the market (`None` in a cluster, whose
     /// processes trade states, not jobs), the graph if a cycle invariant is checked, and in a
-    /// cluster its index among all workers.
-    pub fn worker(mut self, table: Arc<Sharded>, market: Option<Arc<Market>>, owner: Option<(usize, usize)>) -> Self {
+    /// cluster its index among all workers (else its index among this process's workers, and
+    /// their number, by which it numbers the states of its graph).
+    pub fn worker(
+        mut self,
+        table: Arc<Sharded>,
+        market: Option<Arc<Market>>,
+        owner: Option<(usize, usize)>,
+        me: (usize, usize),
+    ) -> Self {
         self.cx.market = market;
-        let graph = cycles_checked(self.spec).then(Graph::default);
+        let graph = cycles_checked(self.spec).then(|| match owner {
+            Some(_) => Graph::default(),
+            None => Graph::numbered(Numbering::new(me.0, me.1)),
+        });
         self.explorer = if self.por {
             Explorers::Sleep(Sleep::new(SleepStore::Shared(table)))
         } else {
@@ -191,7 +201,12 @@ impl<'a, M: Checked> Search<'a, M> {
         let (spec, engine, max_states, opts) = (self.spec, self.engine, self.cx.budget.max_states, self.opts);
         let outs = workers::run(workers, &market, |w| {
             let opts = if w == 0 { opts } else { &quiet };
-            Search::new(spec, engine, opts, max_states).worker(Arc::clone(&table), Some(Arc::clone(&market)), None)
+            Search::new(spec, engine, opts, max_states).worker(
+                Arc::clone(&table),
+                Some(Arc::clone(&market)),
+                None,
+                (w, workers),
+            )
         });
         self.merge(outs, workers);
         self.totals = Some((table.len(), table.bytes()));
@@ -212,7 +227,12 @@ impl<'a, M: Checked> Search<'a, M> {
             let spec: &'static Spec<M> = Box::leak(Box::new(spec.clone()));
             let opts: &'static Options = Box::leak(Box::new(opts.clone()));
             let max_states = max_states.map(|m| m.div_ceil(peers as u64));
-            Search::new(spec, engine, opts, max_states).worker(Arc::new(Sharded::default()), None, Some((index, peers)))
+            Search::new(spec, engine, opts, max_states).worker(
+                Arc::new(Sharded::default()),
+                None,
+                Some((index, peers)),
+                (index, peers),
+            )
         };
         match cluster_run::outs(self.spec, self.opts, max_states, c, make) {
             Ok(outs) if c.process == 0 => {
@@ -231,7 +251,7 @@ impl<'a, M: Checked> Search<'a, M> {
     /// nothing stopped the search) the fair components of the graph they recorded together.
     /// The bytes the workers said they took.
     fn merge(&mut self, outs: Vec<WorkerOut>, workers: usize) -> u64 {
-        let m = workers::merge(outs);
+        let mut m = workers::merge(outs);
         self.workers = workers;
         self.worker_states = (m.stored_min, m.stored_max);
         self.runner.executions += m.executions;
@@ -243,7 +263,7 @@ impl<'a, M: Checked> Search<'a, M> {
         if cycles_checked(self.spec) && !self.cx.found.halted() && self.error.is_none() {
             let pass = Instant::now();
             let cx = &mut self.cx;
-            if fair_components(cx.spec, &cx.canon, cx.defect, &m.graphs, &mut cx.found).is_err() {
+            if fair_components(cx.spec, &cx.canon, cx.defect, std::mem::take(&mut m.graphs), &mut cx.found).is_err() {
                 cx.inconclusive = true;
             }
             self.cycle_pass_seconds = pass.elapsed().as_secs_f64();

@@ -100,13 +100,14 @@ impl Budget {
         Ok(())
     }
 
-    /// Room for one more state in the workers' table, or why not.
+    /// Room for one more state in the workers' table, or why not (counting the graphs the
+    /// workers record beside it).
     pub fn reserve_shared(&self, table: &Sharded) -> Result<(), &'static str> {
         let n = table.states.load(Relaxed);
         if self.max_states.is_some_and(|m| n >= m) {
             return Err("state budget (max_states)");
         }
-        if n.saturating_mul(BYTES_PER_STATE) > self.max_memory {
+        if n.saturating_mul(BYTES_PER_STATE).saturating_add(table.graph_bytes.load(Relaxed)) > self.max_memory {
             return Err("memory");
         }
         Ok(())
@@ -120,6 +121,8 @@ pub(super) struct Sharded {
     shards: Box<[Mutex<Shard>]>,
     /// States stored, by every worker.
     pub states: AtomicU64,
+    /// The bytes of the graphs the workers record (when a cycle invariant is checked).
+    pub graph_bytes: AtomicU64,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -128,7 +131,11 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 impl Default for Sharded {
     fn default() -> Self {
-        Sharded { shards: (0..SHARDS).map(|_| Mutex::new(Shard::default())).collect(), states: AtomicU64::new(0) }
+        Sharded {
+            shards: (0..SHARDS).map(|_| Mutex::new(Shard::default())).collect(),
+            states: AtomicU64::new(0),
+            graph_bytes: AtomicU64::new(0),
+        }
     }
 }
 
@@ -147,6 +154,26 @@ impl Sharded {
         drop(s);
         self.states.fetch_add(1, Relaxed);
         true
+    }
+
+    /// Insert `fp` with `value` if it is not stored: `None` if it was new, else the value it
+    /// was stored with.
+    pub fn insert_or_get(&self, fp: u64, value: u32) -> Option<u32> {
+        let mut s = lock(self.shard(fp));
+        match s.entry(fp) {
+            std::collections::hash_map::Entry::Occupied(e) => Some(*e.get()),
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert(value);
+                drop(s);
+                self.states.fetch_add(1, Relaxed);
+                None
+            }
+        }
+    }
+
+    /// The value `fp` is stored with.
+    pub fn get(&self, fp: u64) -> Option<u32> {
+        lock(self.shard(fp)).get(&fp).copied()
     }
 
     /// Whether `fp` is stored.
@@ -221,5 +248,9 @@ mod tests {
         assert_eq!(s.visit_sleeping(9, 0b011), Some(0));
         assert_eq!(s.len(), 2);
         assert!(s.contains(9) && !s.contains(8));
+        assert_eq!(
+            (s.insert_or_get(11, 5), s.insert_or_get(11, 6), s.get(11), s.get(12)),
+            (None, Some(5), Some(5), None)
+        );
     }
 }

@@ -11,7 +11,7 @@ use mmmodel::kernel::sched::explorer_task;
 use super::{chooser_of, job_root, Arrival, Ctx, Explorer, Frame};
 use crate::engine::stateful::cluster;
 use crate::engine::stateful::ghost::StatefulGhost;
-use crate::engine::stateful::graph::{Edge, Graph, Node};
+use crate::engine::stateful::graph::{Edge, Graph, Link, Node};
 use crate::engine::stateful::space::{self, lowest, tasks_mask, SchedPoint, TaskId};
 use crate::engine::stateful::store::Sharded;
 use crate::engine::types::ReductionDefect;
@@ -40,33 +40,74 @@ pub(crate) struct Shared {
     /// the states it found that other workers own, with the schedules that lead to them.
     pub owner: Option<(usize, usize)>,
     pub outbox: Vec<(u64, Vec<u8>)>,
+    /// With a numbered graph: the transitions taken out of each state on the path so far.
+    rows: Vec<Vec<Link>>,
+    /// The bytes of its graph last counted in the shared table's budget.
+    graph_bytes: u64,
 }
 
 impl Shared {
     pub fn new(table: Arc<Sharded>, graph: Option<Graph>, owner: Option<(usize, usize)>) -> Self {
-        Shared { table, frames: Vec::new(), graph, owner, outbox: Vec::new() }
+        Shared { table, frames: Vec::new(), graph, owner, outbox: Vec::new(), rows: Vec::new(), graph_bytes: 0 }
     }
 
-    /// Where the state `fp` goes, and whether this worker explores it.
-    fn place<M: Checked>(&mut self, cx: &mut Ctx<'_, M>, fp: u64) -> Fate {
+    /// A state goes on the path.
+    fn push(&mut self, frame: Frame) {
+        self.frames.push(frame);
+        if self.rows.len() < self.frames.len() {
+            self.rows.push(Vec::new());
+        }
+    }
+
+    /// The state on top of the path is left: its transitions become its row.
+    fn pop(&mut self) {
+        let Some(top) = self.frames.pop() else { return };
+        let row = &mut self.rows[self.frames.len()];
+        if let Some(graph) = &mut self.graph {
+            graph.row(top.index, row.drain(..));
+        }
+        row.clear();
+    }
+
+    /// Where the state `fp` goes, and whether this worker explores it; with a numbered graph,
+    /// also the state's number.
+    fn place<M: Checked>(&mut self, cx: &mut Ctx<'_, M>, fp: u64) -> (Fate, u32) {
         if cx.found.halted() {
-            return Fate::Stopped;
+            return (Fate::Stopped, 0);
+        }
+        if let Some(g) = &self.graph {
+            // The graph counts against the memory budget as it grows (its vectors grow by
+            // doubling, so this changes rarely).
+            let now = g.bytes();
+            if now != self.graph_bytes {
+                self.table
+                    .graph_bytes
+                    .fetch_add(now.wrapping_sub(self.graph_bytes), std::sync::atomic::Ordering::Relaxed);
+                self.graph_bytes = now;
+            }
         }
         if let Err(why) = cx.budget.reserve_shared(&self.table) {
             cx.found.stopped_by = Some(why);
-            return Fate::Stopped;
+            return (Fate::Stopped, 0);
         }
         if let Some((me, peers)) = self.owner {
             if cluster::owner(fp, peers) != me {
                 // Another worker's state: its owner decides whether it is new.
                 self.outbox.push((fp, self.path(cx)));
-                return Fate::Sent;
+                return (Fate::Sent, 0);
             }
         }
-        if self.table.insert(fp, 0) {
-            Fate::New
-        } else {
-            Fate::Known
+        let numbering = self.graph.as_ref().and_then(|g| Some((g.numbering?, g.nodes.len())));
+        let Some((numbering, stored)) = numbering else {
+            return (if self.table.insert(fp, 0) { Fate::New } else { Fate::Known }, 0);
+        };
+        let Some(number) = numbering.number(stored) else {
+            cx.found.stopped_by = Some("graph (more states for one worker than its node numbers hold)");
+            return (Fate::Stopped, 0);
+        };
+        match self.table.insert_or_get(fp, number) {
+            None => (Fate::New, number),
+            Some(known) => (Fate::Known, known),
         }
     }
 }
@@ -93,25 +134,32 @@ impl<M: Checked> Explorer<M> for Shared {
             self.account_arrival(cx, g);
         }
         let initial = cx.job.prefix.is_empty() && self.frames.is_empty();
-        let edge = self.frames.last().map(|top| Edge {
-            from: top.fp,
-            to: fp,
-            task: top.mover(),
-            choice: top.chosen,
-            stale: p.stale(),
-        });
-        let fate = self.place(cx, fp);
+        let (fate, number) = self.place(cx, fp);
         if let Some(graph) = &mut self.graph {
-            if edge.is_none() && initial {
+            let top = self.frames.last();
+            if top.is_none() && initial {
                 graph.initial = Some(fp);
             }
             let keep = match cx.defect {
                 Some(ReductionDefect::WorkersRecordTreeEdgesOnly) => fate == Fate::New,
                 Some(ReductionDefect::ClusterRecordsOwnEdgesOnly) => fate != Fate::Sent,
-                _ => true,
+                _ => fate != Fate::Stopped,
             };
-            if let (Some(e), true) = (edge, keep) {
-                graph.edges.push(e);
+            match (top, keep) {
+                (Some(top), true) if graph.numbering.is_some() => {
+                    // Out of the state on top of the path: recorded as its row when it is
+                    // left.
+                    let link = Link { to: number, task: top.mover(), choice: top.chosen, stale: p.stale() };
+                    self.rows[self.frames.len() - 1].push(link);
+                }
+                (Some(top), true) => graph.edges.push(Edge {
+                    from: top.fp,
+                    to: fp,
+                    task: top.mover(),
+                    choice: top.chosen,
+                    stale: p.stale(),
+                }),
+                _ => {}
             }
         }
         if fate != Fate::New {
@@ -126,16 +174,19 @@ impl<M: Checked> Explorer<M> for Shared {
                 g.cycle_keys(&mut keys);
                 // The monitors name tasks by pid, the runtime by its own task numbers.
                 let n = M::roles(&cx.spec.cfg).len();
+                let at = if graph.numbering.is_some() { u64::from(number) } else { fp };
                 graph.keys.extend(keys.into_iter().map(|mut k| {
                     k.must_move = (0..n.min(32))
                         .filter(|p| k.must_move & (1 << p) != 0)
                         .fold(0, |m, p| m | 1 << explorer_task(n, p));
-                    (fp, k)
+                    (at, k)
                 }));
             }
         }
         let first = lowest(enabled);
-        self.frames.push(Frame::plain(enabled & !(1 << first), first as u8, chooser_of(p), fp));
+        let mut frame = Frame::plain(enabled & !(1 << first), first as u8, chooser_of(p), fp);
+        frame.index = number;
+        self.push(frame);
         cx.found.max_depth = cx.found.max_depth.max(cx.job.prefix.len() + self.frames.len());
         Arrival::Explore(first)
     }
@@ -144,7 +195,10 @@ impl<M: Checked> Explorer<M> for Shared {
         let todo = job_root(cx, p, g, todo);
         let first = lowest(todo);
         let fp = space::fingerprint(p, g);
-        self.frames.push(Frame::plain(todo & !(1 << first), first as u8, chooser_of(p), fp));
+        let mut frame = Frame::plain(todo & !(1 << first), first as u8, chooser_of(p), fp);
+        // Another worker stored the job's state, and numbered it.
+        frame.index = self.table.get(fp).unwrap_or(0);
+        self.push(frame);
         first
     }
 
@@ -157,17 +211,22 @@ impl<M: Checked> Explorer<M> for Shared {
                 top.chosen = t as u8;
                 return true;
             }
-            self.frames.pop();
+            self.pop();
         }
     }
 
     fn clear(&mut self) {
-        self.frames.clear();
+        while !self.frames.is_empty() {
+            self.pop();
+        }
     }
     fn states(&self) -> u64 {
         self.table.len()
     }
     fn memory_bytes(&self) -> u64 {
-        self.table.bytes() + (self.frames.capacity() * std::mem::size_of::<Frame>()) as u64
+        self.table.bytes()
+            + (self.frames.capacity() * std::mem::size_of::<Frame>()) as u64
+            + self.graph.as_ref().map_or(0, Graph::bytes)
+            + self.rows.iter().map(|r| r.capacity() * std::mem::size_of::<Link>()).sum::<usize>() as u64
     }
 }
