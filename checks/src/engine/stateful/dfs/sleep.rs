@@ -61,6 +61,14 @@ pub(crate) enum SleepStore {
 }
 
 impl SleepStore {
+    /// One search's table: bring `fp`'s slot into the cache while the sleep set is computed.
+    #[inline]
+    fn prefetch(&self, fp: u64) {
+        if let SleepStore::Own(table) = self {
+            table.prefetch(fp);
+        }
+    }
+
     fn visit(&mut self, budget: &Budget, stacks: u64, fp: u64, asleep: u32) -> Visit {
         match self {
             SleepStore::Own(table) => match table.get(fp) {
@@ -141,6 +149,7 @@ impl<M: Checked> Explorer<M> for Sleep<M> {
 
     fn arrive(&mut self, cx: &mut Ctx<'_, M>, p: &SchedPoint<'_>, g: &StatefulGhost<M>) -> Arrival {
         let (fp, image) = space::fingerprint_image(p, g);
+        self.store.prefetch(fp);
         let enabled = p.enabled();
         let shape = Shape::of(p);
         self.account_arrival(cx, g);

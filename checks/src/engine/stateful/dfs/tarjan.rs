@@ -131,6 +131,8 @@ impl<M: Checked> Explorer<M> for Tarjan {
 
     fn arrive(&mut self, cx: &mut Ctx<'_, M>, p: &SchedPoint<'_>, g: &StatefulGhost<M>) -> Arrival {
         let fp = self.key(p, g);
+        // The table's slot is almost never in the cache: its load overlaps the accounting.
+        self.visited.prefetch(fp);
         let enabled = p.enabled();
         let runnable = p.runnable();
         cx.tasks_mask = tasks_mask(p);
