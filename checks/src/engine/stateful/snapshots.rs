@@ -102,7 +102,7 @@ impl<M: Checked, E: Explorer<M>> SnapSearch<'_, '_, M, E> {
         if cx.halted() {
             return Decision::Stop;
         }
-        if self.clock.out_of_time(self.opts) {
+        if self.clock.out_of_time_sampled(self.opts) {
             cx.found.stopped_by = Some("time limit");
             return Decision::Stop;
         }
