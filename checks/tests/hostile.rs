@@ -1217,6 +1217,29 @@ fn a_time_limit_that_is_hit_is_incomplete() {
     assert_stopped(&o, &v, "time limit");
 }
 
+/// The workers' shared table counts the bytes its shards hold as they grow, and a `progress`
+/// search the graph its workers record: two workers stop as `incomplete` (memory), their
+/// table within the limit. The safety search stores more states than the old estimate (42
+/// bytes a state) let it: the budget is the bytes held.
+#[test]
+fn workers_out_of_memory_stop_within_the_limit() {
+    let t = TempDir::new("memory-workers");
+    t.file("progress.toml", BIG_STATEFUL);
+    t.file("safety.toml", BIG_STATEFUL.replace("[expect]", "[check]\ninvariants = [\"single-exclusive\"]\n[expect]"));
+    for (file, mib) in [("progress.toml", 2u64), ("safety.toml", 1)] {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_mmcheck"));
+        cmd.args(["check", "--json", "--workers", "2", file]).current_dir(t.path()).stdin(Stdio::null());
+        let o = cmd.env("MMCHECK_MEMORY_MIB", mib.to_string()).output().expect("mmcheck runs");
+        let v = json_lines(&o.stdout, file).into_iter().next().expect("one line");
+        assert_stopped(&o, &v, "memory");
+        let e = &v["engines"][0];
+        assert!(e["memory_bytes"].as_u64().unwrap() <= mib << 20, "{v}");
+        if file == "safety.toml" {
+            assert!(e["states"].as_u64().unwrap() > (1 << 20) / 42, "{v}");
+        }
+    }
+}
+
 #[test]
 fn running_out_of_memory_mid_search_is_incomplete_with_the_figures_not_an_abort() {
     let t = TempDir::new("memory");

@@ -100,14 +100,19 @@ impl Budget {
         Ok(())
     }
 
-    /// Room for one more state in the workers' table, or why not (counting the graphs the
-    /// workers record beside it).
+    /// Room for one more state in the workers' table, or why not: the bytes its shards hold,
+    /// room for one shard to double (for a moment it holds its old slots and its new ones),
+    /// and the graphs the workers record beside it.
     pub fn reserve_shared(&self, table: &Sharded) -> Result<(), &'static str> {
         let n = table.states.load(Relaxed);
         if self.max_states.is_some_and(|m| n >= m) {
             return Err("state budget (max_states)");
         }
-        if n.saturating_mul(BYTES_PER_STATE).saturating_add(table.graph_bytes.load(Relaxed)) > self.max_memory {
+        let held = table.table_bytes.load(Relaxed);
+        // The shards fill evenly (a fingerprint's top bits choose one): twice the average
+        // shard, doubled, is the growth to leave room for.
+        let growth = held / SHARDS as u64 * 4;
+        if held.saturating_add(growth).saturating_add(table.graph_bytes.load(Relaxed)) > self.max_memory {
             return Err("memory");
         }
         Ok(())
@@ -123,6 +128,23 @@ pub(super) struct Sharded {
     pub states: AtomicU64,
     /// The bytes of the graphs the workers record (when a cycle invariant is checked).
     pub graph_bytes: AtomicU64,
+    /// The bytes of the shards' slots, counted as they grow.
+    table_bytes: AtomicU64,
+}
+
+/// The bytes of a shard's slots, from its capacity: a power of two of buckets, at most 7/8
+/// of them full.
+fn capacity_bytes(cap: usize) -> u64 {
+    if cap == 0 {
+        0
+    } else {
+        (cap as u64 * 8).div_ceil(7).next_power_of_two() * BYTES_PER_SLOT
+    }
+}
+
+#[cfg(test)]
+fn shard_bytes(s: &Shard) -> u64 {
+    capacity_bytes(s.capacity())
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -135,6 +157,7 @@ impl Default for Sharded {
             shards: (0..SHARDS).map(|_| Mutex::new(Shard::default())).collect(),
             states: AtomicU64::new(0),
             graph_bytes: AtomicU64::new(0),
+            table_bytes: AtomicU64::new(0),
         }
     }
 }
@@ -150,25 +173,30 @@ impl Sharded {
         if s.contains_key(&fp) {
             return false;
         }
-        s.insert(fp, value);
-        drop(s);
-        self.states.fetch_add(1, Relaxed);
+        self.stored(&mut s, fp, value);
         true
+    }
+
+    /// Store `fp` (new) in its shard `s`, counting the shard's growth.
+    #[inline]
+    fn stored(&self, s: &mut Shard, fp: u64, value: u32) {
+        let cap = s.capacity();
+        s.insert(fp, value);
+        if s.capacity() != cap {
+            self.table_bytes.fetch_add(capacity_bytes(s.capacity()).wrapping_sub(capacity_bytes(cap)), Relaxed);
+        }
+        self.states.fetch_add(1, Relaxed);
     }
 
     /// Insert `fp` with `value` if it is not stored: `None` if it was new, else the value it
     /// was stored with.
     pub fn insert_or_get(&self, fp: u64, value: u32) -> Option<u32> {
         let mut s = lock(self.shard(fp));
-        match s.entry(fp) {
-            std::collections::hash_map::Entry::Occupied(e) => Some(*e.get()),
-            std::collections::hash_map::Entry::Vacant(e) => {
-                e.insert(value);
-                drop(s);
-                self.states.fetch_add(1, Relaxed);
-                None
-            }
+        if let Some(&v) = s.get(&fp) {
+            return Some(v);
         }
+        self.stored(&mut s, fp, value);
+        None
     }
 
     /// The value `fp` is stored with.
@@ -193,9 +221,7 @@ impl Sharded {
                 Some(left)
             }
             None => {
-                s.insert(fp, asleep);
-                drop(s);
-                self.states.fetch_add(1, Relaxed);
+                self.stored(&mut s, fp, asleep);
                 None
             }
         }
@@ -206,14 +232,9 @@ impl Sharded {
         self.states.load(Relaxed)
     }
 
-    /// Slots of capacity over every shard (for the memory figure).
-    pub fn capacity(&self) -> usize {
-        self.shards.iter().map(|s| lock(s).capacity()).sum()
-    }
-
     /// The bytes of its slots.
     pub fn bytes(&self) -> u64 {
-        self.capacity() as u64 * BYTES_PER_SLOT
+        self.table_bytes.load(Relaxed)
     }
 }
 
@@ -252,5 +273,12 @@ mod tests {
             (s.insert_or_get(11, 5), s.insert_or_get(11, 6), s.get(11), s.get(12)),
             (None, Some(5), Some(5), None)
         );
+        // The counted bytes are the shards' own, as they grow.
+        for fp in 0..100_000u64 {
+            s.insert(fp.wrapping_mul(0x9e37_79b9_7f4a_7c15), 0);
+        }
+        let counted: u64 = s.shards.iter().map(|sh| shard_bytes(&lock(sh))).sum();
+        assert_eq!(s.bytes(), counted);
+        assert!(s.bytes() >= s.len() * BYTES_PER_SLOT, "{} bytes for {} states", s.bytes(), s.len());
     }
 }
