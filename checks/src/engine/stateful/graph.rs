@@ -100,7 +100,7 @@ impl Numbering {
 /// checked). The workers of one process record transitions between numbered states
 /// (`links`); a cluster's, whose states other processes own and number, by fingerprint
 /// (`edges`).
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(super) struct Graph {
     /// The initial state (recorded by the worker that stored it).
     pub initial: Option<u64>,
@@ -155,6 +155,14 @@ pub(super) struct Component {
     pub tasks: u32,
     /// The members as node numbers of the [`Stored`] graph.
     pub nodes: Vec<u32>,
+}
+
+/// Each node's stuck situations, sorted and without repeats.
+fn sort_keys(keys: &mut HashMap<u64, Vec<CycleKey>, BuildHasherDefault<Identity>>) {
+    for v in keys.values_mut() {
+        v.sort_unstable();
+        v.dedup();
+    }
 }
 
 /// Where a node's transitions are in a [`Stored`] graph: pool, start, length.
@@ -271,10 +279,7 @@ impl Stored {
             slices[v] = Slice { pool: extra, start, len: joined.len() as u32 - start };
         }
         pools.push(joined);
-        for v in keys.values_mut() {
-            v.sort_unstable();
-            v.dedup();
-        }
+        sort_keys(&mut keys);
         Stored { initial, nodes, pools, slices, with_stale, keys }
     }
 
@@ -316,10 +321,7 @@ impl Stored {
                 }
             }
         }
-        for v in keys.values_mut() {
-            v.sort_unstable();
-            v.dedup();
-        }
+        sort_keys(&mut keys);
         Stored { initial, nodes, pools: vec![pool], slices, with_stale, keys }
     }
 
@@ -501,23 +503,8 @@ impl Stored {
 /// the initial state.
 #[cfg(test)]
 pub(super) fn components(graphs: &[Graph]) -> (Vec<Component>, Option<u64>) {
-    let s = Stored::new(graphs.iter().map(Graph::copy).collect(), None);
+    let s = Stored::new(graphs.to_vec(), None);
     (s.components(), s.initial)
-}
-
-#[cfg(test)]
-impl Graph {
-    fn copy(&self) -> Graph {
-        Graph {
-            initial: self.initial,
-            nodes: self.nodes.clone(),
-            edges: self.edges.clone(),
-            links: self.links.clone(),
-            rows: self.rows.clone(),
-            numbering: self.numbering,
-            keys: self.keys.clone(),
-        }
-    }
 }
 
 #[cfg(test)]
@@ -627,9 +614,9 @@ mod tests {
             let n = 2 + rng.below(40);
             let workers = 1 + rng.below(3) as usize;
             let (by_fp, numbered) = both(&mut rng, n, workers);
-            let copies = |g: &[Graph]| g.iter().map(Graph::copy).collect::<Vec<_>>();
+            let copies = |g: &[Graph]| g.to_vec();
             for defect in [None, Some(ReductionDefect::FairnessIgnoresStaleReads)] {
-                let a = Stored::new(vec![by_fp.copy()], defect);
+                let a = Stored::new(vec![by_fp.clone()], defect);
                 let b = Stored::new(copies(&numbered), defect);
                 assert_eq!(summary(&a), summary(&b), "round {round}, {workers} workers, {defect:?}");
                 for target in 0..n {
@@ -662,7 +649,7 @@ mod tests {
         w0.row(n0(0), [Link { to: n0(1), task: 1, choice: 1, stale: false }]);
         w1.row(n0(0), [Link { to: n1(0), task: 0, choice: 0, stale: false }]);
         w1.row(n1(0), [Link { to: n0(0), task: 1, choice: 1, stale: false }]);
-        let good = Stored::new(vec![w0.copy(), w1.copy()], None);
+        let good = Stored::new(vec![w0.clone(), w1.clone()], None);
         assert_eq!(summary(&good), vec![(vec![1, 2], 0b11, 0, 0b11)]);
         let bad = Stored::new(vec![w0, w1], Some(ReductionDefect::WorkersGraphKeepsFirstRowOnly));
         assert_eq!(summary(&bad), vec![], "the seeded defect loses the cycle");
