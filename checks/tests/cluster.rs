@@ -95,6 +95,7 @@ fn stateful_files() -> Vec<(String, Scenario)> {
 #[test]
 fn three_processes_change_no_verdict_and_store_the_same_states() {
     let (mut compared, mut complete, mut cycles, mut sent, mut found, mut snapshotted) = (0, 0, 0, 0u64, 0, 0);
+    let mut distributed = 0;
     for (rel, sc) in stateful_files() {
         let single = one(&sc, None);
         // Symmetry is not used by a cluster where fair cycles are decided: compare with the
@@ -118,6 +119,12 @@ fn three_processes_change_no_verdict_and_store_the_same_states() {
             // "Snapshots").
             snapshotted += usize::from(st.reductions.contains("snapshot") && st.restores > 0);
         }
+        // A proof of `progress` (or of a lasso invariant) is decided by the processes together,
+        // with no graph gathered (cluster_fair.rs).
+        if cycles_checked && many.complete && many.found.is_none() {
+            assert!(st.cycle_pass_distributed && st.graph_bytes > 0, "{rel}: the graph was gathered for a proof");
+            distributed += 1;
+        }
         // A violation is reported once, with a schedule that replays on one machine.
         if let Some(f) = &many.found {
             assert!(!f.violations.is_empty(), "{rel}: the counterexample violates nothing");
@@ -129,9 +136,10 @@ fn three_processes_change_no_verdict_and_store_the_same_states() {
         sent += st.states_sent;
     }
     eprintln!(
-        "{compared} files, {complete} complete ({snapshotted} by snapshots), {cycles} deciding fair cycles, {found} \
-         violations; {sent} states sent"
+        "{compared} files, {complete} complete ({snapshotted} by snapshots), {cycles} deciding fair cycles \
+         ({distributed} proofs by the distributed pass), {found} violations; {sent} states sent"
     );
+    assert!(distributed >= 5, "only {distributed} proofs of a cycle invariant");
     // One per configuration: a file with `variants` counts once per variant.
     assert_eq!(compared, 88, "every shipped configuration of the stateful engine is compared");
     assert!(snapshotted >= 15, "only {snapshotted} complete cluster searches took snapshots");
@@ -205,6 +213,56 @@ fn processes_whose_restores_forget_the_ghost_are_caught() {
     let bad = cluster(&sc, 3, 1, Some(ReductionDefect::SnapshotForgetsGhost));
     assert!(bad.stats.expect("stats").restores > 0, "the processes took no snapshot");
     differ(&bad, &single).expect("the seeded defect went unnoticed");
+}
+
+/// A `progress` proof over three processes: the processes decide the fair cycles together, and
+/// none of them holds more than half the graph the search recorded (its part of the graph and
+/// the pass's arrays, against the whole graph's bytes). A livelock is gathered on process 0,
+/// which makes the counterexample.
+#[test]
+fn no_process_holds_more_than_half_the_graph_of_a_progress_proof() {
+    let path = common::scenarios_dir().join("kswapd-stall/recheck-3kswapd-writer-anytime-stateful.toml");
+    let sc = scenario::load(&path).unwrap();
+    assert!(sc.spec.invariants().contains(&"progress"));
+    let many = cluster(&sc, 3, 1, None);
+    assert!(many.complete && many.found.is_none(), "{:?}", many.error);
+    let st = many.stats.expect("stats");
+    assert!(st.cycle_pass_distributed, "the graph was gathered");
+    assert!(st.graph_bytes > 1_000_000, "{}", st.graph_bytes);
+    assert!(
+        st.graph_bytes_max_process * 2 < st.graph_bytes,
+        "a process held {} bytes of a graph of {}",
+        st.graph_bytes_max_process,
+        st.graph_bytes
+    );
+    let rel = "compaction/finishcontend-v3-holders-killer-resched-stateful.toml";
+    let sc = scenario::load(&common::scenarios_dir().join(rel)).unwrap();
+    let livelock = cluster(&sc, 3, 1, None);
+    assert!(common::found_invariants(&livelock).contains("progress"), "{rel}");
+    let st = livelock.stats.expect("stats");
+    assert!(!st.cycle_pass_distributed && st.cycle_pass_rounds > 0, "{rel}: {st:?}");
+}
+
+/// The seeded defect `ClusterPassDropsRemoteBack`: a distributed pass that cuts components
+/// where their cycles cross workers misses the livelocks of shipped scenarios, and the
+/// comparison with one process catches it.
+#[test]
+fn a_distributed_pass_that_cuts_cycles_between_workers_is_caught() {
+    let mut caught = Vec::new();
+    for rel in [
+        "compaction/finishcontend-v3-holders-killer-resched-stateful.toml",
+        "compaction/resched-not-contention-holders-killer-resched-stateful.toml",
+    ] {
+        let sc = scenario::load(&common::scenarios_dir().join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"));
+        let single = one(&sc, None);
+        assert!(common::found_invariants(&single).contains("progress"), "{rel}");
+        let bad = cluster(&sc, 3, 1, Some(ReductionDefect::ClusterPassDropsRemoteBack));
+        if let Some(why) = differ(&bad, &single) {
+            assert!(why.starts_with("invariants"), "{rel}: {why}");
+            caught.push(format!("{rel}: {why}"));
+        }
+    }
+    assert_eq!(caught.len(), 2, "{caught:?}");
 }
 
 /// A graph without the transitions between workers has no cycle through two of them: the

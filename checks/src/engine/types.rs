@@ -287,6 +287,9 @@ pub enum ReductionDefect {
     /// task did before the enclosing function: for a kswapd, which batch it is in), so states
     /// with different futures meet.
     LiveLocalsForgetContext,
+    /// A cluster's distributed fair-cycle pass drops the backward steps to a state another
+    /// worker owns, so a component is cut where a cycle goes through two workers' states.
+    ClusterPassDropsRemoteBack,
 }
 
 impl Default for Options {
@@ -402,6 +405,16 @@ pub struct StateStats {
     /// Seconds of the fair-cycle pass over the stored graph after a search of several workers
     /// or processes (one thread; 0 when there was none).
     pub cycle_pass_seconds: f64,
+    /// A cluster's fair-cycle pass: whether the processes decided it together, with no
+    /// process holding the graph (`false`: the graph was gathered on process 0, as when a
+    /// component may hold a fair cycle); its rounds; the recorded graph's bytes over every
+    /// process, and the most bytes one process held for the pass (its part of the graph and
+    /// the pass's own arrays, or the whole graph on process 0 when gathered). 0 outside a
+    /// cluster, or when no cycle invariant is checked.
+    pub cycle_pass_distributed: bool,
+    pub cycle_pass_rounds: u64,
+    pub graph_bytes: u64,
+    pub graph_bytes_max_process: u64,
     /// With [`Options::orbit_census`] (tests only): what the unreduced search found about the
     /// orbits of its states.
     #[serde(skip)]

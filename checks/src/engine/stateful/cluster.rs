@@ -12,10 +12,12 @@
 //!
 //! The candidates travel round a timely loop, one timestamp per hop between workers, so the
 //! search is over when timely's progress tracking says no candidate is left anywhere. A
-//! violation, a budget or an error in any worker sends every worker a halt. Then every worker
-//! sends its counts (and, when `progress` or a lasso invariant is checked, its part of the
-//! state graph) to worker 0 of process 0, which decides the fair cycles on the union and makes
-//! and prints the counterexample, exactly as with `--workers N` on one machine.
+//! violation, a budget or an error in any worker sends every worker a halt. When `progress` or
+//! a lasso invariant is checked, the workers then decide together whether their parts of the
+//! state graph may hold a fair cycle (`cluster_fair.rs`). Every worker sends its counts (and,
+//! if a fair cycle may be there, its part of the graph) to worker 0 of process 0, which
+//! decides the fair cycles on the union and makes and prints the counterexample, exactly as
+//! with `--workers N` on one machine.
 //!
 //! The connections are made here, not by timely's `initialize_networking` (which retries for
 //! ever and prints to stdout): each process listens on its own address, connects to every

@@ -1,7 +1,8 @@
 //! The cluster search's timely dataflow (cluster.rs says how it works): every worker of every
 //! process is a [`Worker`] (`workers.rs`) that searches the states it owns and sends the
-//! others to their owners; once the search is over, worker 0 gathers every worker's findings
-//! and graph.
+//! others to their owners; once the search is over, the workers run the distributed fair-cycle
+//! pass (`cluster_fair.rs`) if a cycle invariant is checked, and worker 0 gathers every
+//! worker's findings, and the graph only if the pass could not decide without it.
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -21,6 +22,7 @@ use timely::dataflow::{InputHandle, ProbeHandle};
 use timely::WorkerConfig;
 
 use super::cluster::{self, Cluster};
+use super::cluster_fair::{self, Decided};
 use super::findings::{Findings, Steps, Target};
 use super::graph::{Edge, Graph, Node};
 use super::market::Job;
@@ -86,6 +88,8 @@ struct Stats {
     initial: Option<u64>,
     /// Whether the worker searched by snapshots, its restores and its snapshots' peak bytes.
     snapshots: (bool, u64, u64),
+    /// The distributed fair-cycle pass (`cluster_fair.rs`), if it ran.
+    pass: Option<Decided>,
 }
 
 /// One `&'static str` per distinct name (the names of invariants, coverage events and reasons
@@ -121,13 +125,26 @@ fn run_key<M: Checked>(spec: &Spec<M>, opts: &Options, max_states: Option<u64>) 
     h.finish()
 }
 
+/// How the fair-cycle pass runs in a cluster whose workers record the graph: distributed
+/// (`cluster_fair.rs`), with the seeded defects it knows.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct FairPass {
+    /// `ReductionDefect::FairnessIgnoresStaleReads`.
+    pub with_stale: bool,
+    /// `ReductionDefect::ClusterPassDropsRemoteBack`.
+    pub drop_remote_back: bool,
+}
+
 /// Run a cluster search of `spec`: this process's workers, made by `make` (given the
 /// worker's index over every process and their number), over timely dataflow with the other
-/// processes of `c`. On process 0 every worker's outcome; elsewhere none.
+/// processes of `c`. With `fair_pass`, the workers then decide together whether the graph they
+/// recorded may hold a fair cycle, and send it to worker 0 only if it may. On process 0 every
+/// worker's outcome; elsewhere none.
 pub(super) fn outs<M: Checked, W: Worker + 'static>(
     spec: &Spec<M>,
     opts: &Options,
     max_states: Option<u64>,
+    fair_pass: Option<FairPass>,
     c: &Cluster,
     make: impl Fn(usize, usize) -> W + Send + Sync + 'static,
 ) -> Result<Vec<WorkerOut>, String> {
@@ -215,7 +232,15 @@ pub(super) fn outs<M: Checked, W: Worker + 'static>(
         // Every worker's counts and graph to worker 0.
         let parts = {
             let s = search.borrow_mut().take().expect("the worker's search");
-            parts(s.finish(), *sent.borrow())
+            let mut out = s.finish();
+            if let (Some(f), Some(g)) = (fair_pass, out.graph.take()) {
+                // Every worker of every process records a graph, or none does.
+                let run = out.error.is_none() && !out.found.halted();
+                let (g, decided) = cluster_fair::decide(worker, g, run, f.with_stale, f.drop_remote_back);
+                out.graph = decided.gather.then_some(g);
+                out.pass = Some(decided);
+            }
+            parts(out, *sent.borrow())
         };
         drop(search);
         let received: Rc<RefCell<Vec<(u64, Part)>>> = Rc::new(RefCell::new(Vec::new()));
@@ -259,7 +284,7 @@ pub(super) fn outs<M: Checked, W: Worker + 'static>(
 
 /// A worker's findings and graph, as messages for worker 0.
 fn parts(out: WorkerOut, sent: Sent) -> Vec<Part> {
-    let WorkerOut { found: mut st, executions, error, graph, memory, snapshots, .. } = out;
+    let WorkerOut { found: mut st, executions, error, graph, memory, snapshots, pass, .. } = out;
     let target = match st.target.take() {
         Some(Target::Safety { invariant, path }) => Some((invariant.to_string(), path)),
         // Cycles are found by worker 0, on the union of the graphs.
@@ -283,6 +308,7 @@ fn parts(out: WorkerOut, sent: Sent) -> Vec<Part> {
         graph: graph.is_some(),
         initial: graph.as_ref().and_then(|g| g.initial),
         snapshots: (snapshots.taken, snapshots.restores, snapshots.peak_bytes),
+        pass,
     };
     let mut parts = vec![Part::Stats(Box::new(stats))];
     if let Some(g) = graph {
@@ -337,6 +363,7 @@ fn outs_from(parts: Vec<(u64, Part)>, peers: usize) -> Vec<WorkerOut> {
                 memory: s.memory,
                 sent: Sent { states: s.sent, bytes: s.bytes },
                 snapshots: SnapStats { taken: s.snapshots.0, restores: s.snapshots.1, peak_bytes: s.snapshots.2 },
+                pass: s.pass,
             }
         })
         .collect()

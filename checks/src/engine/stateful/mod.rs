@@ -48,6 +48,7 @@
 //! | `schedule.rs` | schedules as text (replay tokens) |
 
 pub mod cluster;
+mod cluster_fair;
 mod cluster_run;
 mod dfs;
 mod fair;

@@ -9,6 +9,8 @@ use std::time::Instant;
 use mmmodel::model::Named;
 
 use super::cluster::{self, Cluster};
+use super::cluster_fair::Decided;
+use super::cluster_run::FairPass;
 use super::dfs::shared::Shared;
 use super::dfs::sleep::{Sleep, SleepStore};
 use super::dfs::tarjan::Tarjan;
@@ -26,7 +28,7 @@ use super::symmetry::{self, Canon};
 use super::table::FpTable;
 use super::workers::{self, Begin, Sent, Worker, WorkerOut};
 use super::{cluster_run, por, replay, snapshots};
-use crate::engine::types::{Engine, Memory, Options, Outcome, Reduce, Replay, StateStats};
+use crate::engine::types::{Engine, Memory, Options, Outcome, Reduce, ReductionDefect, Replay, StateStats};
 use crate::monitor::Checked;
 use crate::spec::Spec;
 
@@ -68,6 +70,46 @@ pub(super) struct Search<'a, M: Checked> {
     sent: Sent,
     /// The fair-cycle pass over the stored graph (one thread, after the search).
     cycle_pass_seconds: f64,
+    /// In a cluster: the distributed fair-cycle pass (`cluster_fair.rs`).
+    distributed: Distributed,
+}
+
+/// What a cluster's distributed fair-cycle pass decided and cost, over every process.
+#[derive(Debug, Clone, Copy, Default)]
+struct Distributed {
+    /// It decided (no component may hold a fair cycle): no graph was gathered.
+    decided: bool,
+    rounds: u64,
+    /// The graph's bytes over every worker; the most one process held, graph and pass (the
+    /// whole graph on process 0 if it was gathered).
+    graph_bytes: u64,
+    held_max: u64,
+}
+
+impl Distributed {
+    /// Over every worker's outcome; `threads`: workers a process.
+    fn of(outs: &[WorkerOut], threads: usize) -> Self {
+        let passes: Vec<(usize, Decided)> = outs.iter().enumerate().filter_map(|(w, o)| Some((w, o.pass?))).collect();
+        if passes.is_empty() {
+            return Distributed::default();
+        }
+        let processes = outs.len().div_ceil(threads.max(1));
+        let mut held = vec![0u64; processes];
+        for &(w, d) in &passes {
+            held[w / threads.max(1)] += d.graph_bytes + d.bytes;
+        }
+        let graph_bytes = passes.iter().map(|(_, d)| d.graph_bytes).sum();
+        let decided = passes.iter().all(|(_, d)| !d.gather);
+        if !decided {
+            held[0] += graph_bytes;
+        }
+        Distributed {
+            decided,
+            rounds: passes.iter().map(|(_, d)| d.rounds).max().unwrap_or(0),
+            graph_bytes,
+            held_max: held.into_iter().max().unwrap_or(0),
+        }
+    }
 }
 
 impl<'a, M: Checked> Search<'a, M> {
@@ -132,6 +174,7 @@ impl<'a, M: Checked> Search<'a, M> {
             cluster_follower: false,
             sent: Sent::default(),
             cycle_pass_seconds: 0.0,
+            distributed: Distributed::default(),
         }
     }
 
@@ -234,11 +277,20 @@ impl<'a, M: Checked> Search<'a, M> {
                 (index, peers),
             )
         };
-        match cluster_run::outs(self.spec, self.opts, max_states, c, make) {
+        // The fair cycles are decided by the workers together, unless symmetry reduced the
+        // graph (its components are then tested closed under the group, on process 0).
+        let fair_pass = (cycles_checked(self.spec) && self.cx.canon.is_identity()).then_some(FairPass {
+            with_stale: self.cx.defect == Some(ReductionDefect::FairnessIgnoresStaleReads),
+            drop_remote_back: self.cx.defect == Some(ReductionDefect::ClusterPassDropsRemoteBack),
+        });
+        match cluster_run::outs(self.spec, self.opts, max_states, fair_pass, c, make) {
             Ok(outs) if c.process == 0 => {
                 let peers = c.processes() * c.threads;
                 let stored = outs.iter().map(|o| o.found.stored).sum();
+                self.distributed = Distributed::of(&outs, c.threads);
+                let seconds = outs.iter().filter_map(|o| o.pass).map(|d| d.seconds).fold(0.0, f64::max);
                 let memory = self.merge(outs, peers);
+                self.cycle_pass_seconds += seconds;
                 self.totals = Some((stored, memory));
             }
             Ok(_) => self.cluster_follower = true,
@@ -363,6 +415,10 @@ impl<'a, M: Checked> Search<'a, M> {
             states_sent: self.sent.states,
             bytes_sent: self.sent.bytes,
             cycle_pass_seconds: self.cycle_pass_seconds,
+            cycle_pass_distributed: self.distributed.decided,
+            cycle_pass_rounds: self.distributed.rounds,
+            graph_bytes: self.distributed.graph_bytes,
+            graph_bytes_max_process: self.distributed.held_max,
             orbit_census,
         };
         let outcome = Outcome {
@@ -453,6 +509,7 @@ impl<M: Checked> Worker for Search<'_, M> {
             memory,
             sent: Sent::default(),
             snapshots: self.snaps,
+            pass: None,
         }
     }
 }

@@ -10,6 +10,7 @@
 
 use std::sync::Arc;
 
+use super::cluster_fair::Decided;
 use super::findings::Findings;
 use super::graph::Graph;
 use super::market::{Job, Market};
@@ -44,6 +45,8 @@ pub(super) struct WorkerOut {
     pub memory: u64,
     pub sent: Sent,
     pub snapshots: SnapStats,
+    /// In a cluster: what the distributed fair-cycle pass decided and cost this worker.
+    pub pass: Option<Decided>,
 }
 
 /// One worker's search.
