@@ -117,6 +117,9 @@ pub(super) struct Decided {
     /// Some component of the graph may hold a fair cycle (or the pass could not run): worker 0
     /// must decide on the gathered graph.
     pub gather: bool,
+    /// The pass ran to a decision (not when a worker's search stopped, or the graph could not
+    /// be numbered).
+    pub ran: bool,
     /// Rounds of trim, color and backward steps.
     pub rounds: u64,
     /// The most bytes this worker held for the pass beside its graph, and its graph's bytes.
@@ -520,9 +523,16 @@ pub(super) fn decide(
     };
     // Every state must have a number.
     let numbered = (n as u64) < 1u64 << pass.borrow().local_bits;
-    if sum(worker, &pass, u64::from(!run || !own || !numbered)) > 0 {
+    let refused = sum(worker, &pass, u64::from(!run) | u64::from(!own || !numbered) << 32);
+    if refused & 0xffff_ffff != 0 {
+        // A search that stopped decides no fair cycle: the graph is not needed.
+        decided.gather = false;
         return finish(pass, decided);
     }
+    if refused != 0 {
+        return finish(pass, decided);
+    }
+    decided.ran = true;
     // Predecessors: counted, then placed.
     fan_out(worker, &pass, Phase::Pred);
     {

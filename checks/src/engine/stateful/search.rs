@@ -99,8 +99,8 @@ impl Distributed {
             held[w / threads.max(1)] += d.graph_bytes + d.bytes;
         }
         let graph_bytes = passes.iter().map(|(_, d)| d.graph_bytes).sum();
-        let decided = passes.iter().all(|(_, d)| !d.gather);
-        if !decided {
+        let decided = passes.iter().all(|(_, d)| d.ran && !d.gather);
+        if passes.iter().any(|(_, d)| d.gather) {
             held[0] += graph_bytes;
         }
         Distributed {
