@@ -6,7 +6,8 @@
 //! fair component there is no fair cycle of `progress` and none of a lasso invariant, whose
 //! cycles lie inside fair components (`fair.rs`). If one may, or the pass cannot run, every
 //! worker sends its graph to worker 0 as before, which decides and builds the counterexample
-//! (it needs the way in from the initial state).
+//! (it needs the way in from the initial state). A search that stopped decides no fair cycle:
+//! nothing is gathered.
 //!
 //! The algorithm is the coloring one for strongly connected components (Orzan 2004; the
 //! trimming of McLendon et al. 2005), in rounds:
@@ -26,7 +27,11 @@
 //! 5. The components found leave, as trimmed states do; repeat from 2 until no state is left.
 //!
 //! Only the transitions the fair-cycle pass follows count: those that read nothing stale
-//! (`graph.rs`). Each phase runs until timely's progress tracking says no message is left.
+//! (`graph.rs`). Each phase runs until timely's progress tracking says no message is left. A
+//! worker handles the messages of one timestamp together, once no more of it can come, in the
+//! order of the states they are about: its states are sorted by fingerprint, so its arrays are
+//! walked, not jumped through (docs/performance.md, "The cluster's fair-cycle pass,
+//! distributed").
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
