@@ -14,7 +14,7 @@
 //! search is over when timely's progress tracking says no candidate is left anywhere. A
 //! violation, a budget or an error in any worker sends every worker a halt. When `progress` or
 //! a lasso invariant is checked, the workers then decide together whether their parts of the
-//! state graph may hold a fair cycle (`cluster_fair.rs`). Every worker sends its counts (and,
+//! state graph may hold a fair cycle (`cluster_fair/`). Every worker sends its counts (and,
 //! if a fair cycle may be there, its part of the graph) to worker 0 of process 0, which
 //! decides the fair cycles on the union and makes and prints the counterexample, exactly as
 //! with `--workers N` on one machine.

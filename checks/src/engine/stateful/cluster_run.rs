@@ -1,7 +1,7 @@
 //! The cluster search's timely dataflow (cluster.rs says how it works): every worker of every
 //! process is a [`Worker`] (`workers.rs`) that searches the states it owns and sends the
 //! others to their owners; once the search is over, the workers run the distributed fair-cycle
-//! pass (`cluster_fair.rs`) if a cycle invariant is checked, and worker 0 gathers every
+//! pass (`cluster_fair/`) if a cycle invariant is checked, and worker 0 gathers every
 //! worker's findings, and the graph only if the pass could not decide without it.
 
 use std::cell::RefCell;
@@ -88,7 +88,7 @@ struct Stats {
     initial: Option<u64>,
     /// Whether the worker searched by snapshots, its restores and its snapshots' peak bytes.
     snapshots: (bool, u64, u64),
-    /// The distributed fair-cycle pass (`cluster_fair.rs`), if it ran.
+    /// The distributed fair-cycle pass (`cluster_fair/`), if it ran.
     pass: Option<Decided>,
 }
 
@@ -126,7 +126,7 @@ fn run_key<M: Checked>(spec: &Spec<M>, opts: &Options, max_states: Option<u64>) 
 }
 
 /// How the fair-cycle pass runs in a cluster whose workers record the graph: distributed
-/// (`cluster_fair.rs`), with the seeded defects it knows.
+/// (`cluster_fair/`), with the seeded defects it knows.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct FairPass {
     /// `ReductionDefect::FairnessIgnoresStaleReads`.

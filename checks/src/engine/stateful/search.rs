@@ -70,7 +70,7 @@ pub(super) struct Search<'a, M: Checked> {
     sent: Sent,
     /// The fair-cycle pass over the stored graph (one thread, after the search).
     cycle_pass_seconds: f64,
-    /// In a cluster: the distributed fair-cycle pass (`cluster_fair.rs`).
+    /// In a cluster: the distributed fair-cycle pass (`cluster_fair/`).
     distributed: Distributed,
 }
 
