@@ -68,7 +68,8 @@ pub(super) struct Search<'a, M: Checked> {
     processes: usize,
     cluster_follower: bool,
     sent: Sent,
-    /// The fair-cycle pass over the stored graph (one thread, after the search).
+    /// The fair-cycle pass over the stored graph, after the search (one thread; in a cluster,
+    /// the distributed pass too).
     cycle_pass_seconds: f64,
     /// In a cluster: the distributed fair-cycle pass (`cluster_fair/`).
     distributed: Distributed,
@@ -93,10 +94,10 @@ impl Distributed {
         if passes.is_empty() {
             return Distributed::default();
         }
-        let processes = outs.len().div_ceil(threads.max(1));
-        let mut held = vec![0u64; processes];
+        let threads = threads.max(1);
+        let mut held = vec![0u64; outs.len().div_ceil(threads)];
         for &(w, d) in &passes {
-            held[w / threads.max(1)] += d.graph_bytes + d.bytes;
+            held[w / threads] += d.graph_bytes + d.bytes;
         }
         let graph_bytes = passes.iter().map(|(_, d)| d.graph_bytes).sum();
         let decided = passes.iter().all(|(_, d)| d.ran && !d.gather);
