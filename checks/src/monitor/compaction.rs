@@ -436,10 +436,18 @@ impl super::online::Online<Compaction> for OnlineState {
             }
             CE::ContendedCleared => found.violated.push(Invariant::ContendedMonotonic),
             CE::CompactStart { .. } => self.contended &= !bit,
-            CE::CompactFinished { result: CompactResult::Continue, migrate_pfn }
-                if is_async && self.contended & bit != 0 && migrate_pfn.is_multiple_of(ppb) =>
-            {
-                found.violated.push(Invariant::AbortAfterPageblock)
+            // One arm for both checks: with a guard on `contended` here, a compactor whose
+            // scanners had met and that went on after an aligned contended pageblock was
+            // judged by `abort-after-pageblock` only, and `scanners-ordered` (which the trace
+            // form checks on its own) depended on `contended` (found by working out which
+            // invariants read which part of this state).
+            CE::CompactFinished { result: CompactResult::Continue, migrate_pfn } => {
+                if is_async && self.contended & bit != 0 && migrate_pfn.is_multiple_of(ppb) {
+                    found.violated.push(Invariant::AbortAfterPageblock);
+                }
+                if self.met & bit != 0 {
+                    found.violated.push(Invariant::ScannersOrdered);
+                }
             }
             CE::FatalSeen if is_sync => self.fatal_seen |= bit,
             CE::LockContended { .. } if is_sync => found.violated.push(Invariant::SyncNotContended),
@@ -498,9 +506,6 @@ impl super::online::Online<Compaction> for OnlineState {
                         found.violated.push(Invariant::ScannersOrdered);
                     }
                 }
-            }
-            CE::CompactFinished { result: CompactResult::Continue, .. } if self.met & bit != 0 => {
-                found.violated.push(Invariant::ScannersOrdered);
             }
             _ => {}
         }
@@ -705,6 +710,20 @@ mod tests {
     }
 
     // ------------------------------------------------------------ the online form's own traces
+
+    /// An async compactor that recorded contention, whose scanners met, and that goes on after
+    /// an aligned pageblock breaks two invariants at one event: the online form judged it by
+    /// `abort-after-pageblock` alone until that check and `scanners-ordered`'s were one arm
+    /// (`verdicts` requires the online form to agree with the trace form, which reports both).
+    #[test]
+    fn going_on_after_contention_and_after_the_scanners_met_breaks_both() {
+        let events = [
+            (0, p(CE::ContendedSet { why: ContendedWhy::Lock })),
+            (0, p(CE::ScannerAt { migrate_pfn: 8, free_pfn: 8 })),
+            (0, p(CE::CompactFinished { result: CompactResult::Continue, migrate_pfn: 8 })),
+        ];
+        assert_eq!(verdicts(&events).0, ["abort-after-pageblock", "scanners-ordered"]);
+    }
 
     #[test]
     fn online_finish_pageblock_and_abort_at_boundary() {
