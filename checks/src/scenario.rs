@@ -1036,6 +1036,7 @@ fn explore_table(ctx: &mut Ctx, ex: &Table) -> Option<Explore> {
                     "por" => r.por = true,
                     "snapshot" => r.snapshot = true,
                     "live-locals" => r.live_locals = true,
+                    "projection" => r.projection = true,
                     _ => unreachable!("Reduce::NAMES"),
                 }
             }

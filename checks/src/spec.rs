@@ -161,6 +161,9 @@ pub trait AnySpec: Send + Sync + Debug {
     fn replay_text(&self) -> String;
     /// The same configuration under another variant of its model.
     fn with_variant(&self, name: &str) -> Result<Arc<dyn AnySpec>, String>;
+    /// The same configuration checking only the invariants `names` (the target kept if it is
+    /// one of them); an error names an invariant the model does not have.
+    fn with_invariants(&self, names: &[&str]) -> Result<Arc<dyn AnySpec>, String>;
     /// The same configuration without its seeded mutation.
     fn without_mutation(&self) -> Arc<dyn AnySpec>;
     /// Whether the seeded mutation can run in this configuration.
@@ -215,6 +218,14 @@ impl<M: Checked> AnySpec for Spec<M> {
         let v = M::Variant::from_name(name)
             .ok_or_else(|| format!("unknown {} variant \"{name}\" ({})", M::NAME, M::Variant::names().join(", ")))?;
         Ok(self.with_cfg(M::with_variant(&self.cfg, v)))
+    }
+    fn with_invariants(&self, names: &[&str]) -> Result<Arc<dyn AnySpec>, String> {
+        let mut invariants = Vec::new();
+        for n in names {
+            invariants.push(M::Invariant::from_name(n).ok_or_else(|| format!("{} has no invariant \"{n}\"", M::NAME))?);
+        }
+        let target = self.target.filter(|t| invariants.contains(t));
+        Ok(Arc::new(Spec::<M> { invariants, target, ..self.clone() }))
     }
     fn without_mutation(&self) -> Arc<dyn AnySpec> {
         self.with_cfg(M::without_mutation(&self.cfg))

@@ -26,7 +26,7 @@ use proptest::prelude::*;
 mod common;
 
 const ENGINE: Engine = Engine::Stateful { max_states: Some(250_000), memory: Memory::Sc };
-const POR: Reduce = Reduce { symmetry: false, por: true, snapshot: false, live_locals: false, defect: None };
+const POR: Reduce = Reduce { por: true, ..Reduce::NONE };
 
 fn explore(spec: &Arc<dyn AnySpec>, reduce: Reduce) -> Outcome {
     spec.explore(ENGINE, &Options { reduce, ..Options::default() })

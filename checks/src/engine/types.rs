@@ -221,21 +221,25 @@ pub struct Reduce {
     /// The models' declarations of their tasks' live locals replace the tasks' histories, as
     /// SPIN's dead-variable reduction does (docs/model.md, "Live locals").
     pub live_locals: bool,
+    /// The online monitors' state in the fingerprint only where an invariant checked reads
+    /// it (docs/model.md, "Monitor projection").
+    pub projection: bool,
     /// A seeded defect in a reduction, for the tests that show the soundness tests can fail.
     pub defect: Option<ReductionDefect>,
 }
 
 impl Default for Reduce {
     fn default() -> Self {
-        Reduce { symmetry: true, por: true, snapshot: true, live_locals: true, defect: None }
+        Reduce { symmetry: true, por: true, snapshot: true, live_locals: true, projection: true, defect: None }
     }
 }
 
 impl Reduce {
     /// No reduction: the search as it was before reductions existed.
-    pub const NONE: Reduce = Reduce { symmetry: false, por: false, snapshot: false, live_locals: false, defect: None };
+    pub const NONE: Reduce =
+        Reduce { symmetry: false, por: false, snapshot: false, live_locals: false, projection: false, defect: None };
     /// The reductions a scenario file or the command line may name.
-    pub const NAMES: &'static [&'static str] = &["symmetry", "por", "snapshot", "live-locals"];
+    pub const NAMES: &'static [&'static str] = &["symmetry", "por", "snapshot", "live-locals", "projection"];
 }
 
 /// A seeded defect in a reduction or in the parallel search (never in a user's run: only the
@@ -290,6 +294,10 @@ pub enum ReductionDefect {
     /// A cluster's distributed fair-cycle pass drops the backward steps to a state another
     /// worker owns, so a component is cut where a cycle goes through two workers' states.
     ClusterPassDropsRemoteBack,
+    /// `projection`: the monitors' parts are left out as if no invariant but `progress` and
+    /// `lock-released` were checked, so a part an invariant checked reads is cleared after
+    /// every step.
+    ProjectionDropsReadParts,
 }
 
 impl Default for Options {
@@ -362,6 +370,10 @@ pub struct StateStats {
     /// reduction `live-locals`: on, not the history-only reference search, and a model that
     /// declares them).
     pub live_locals: bool,
+    /// The monitor projection left some of the online monitors' state out of the fingerprint
+    /// (the reduction `projection`: on, and an invariant not checked whose state no checked
+    /// one reads).
+    pub projection: bool,
     /// The symmetry group's size (1: no symmetry reduction ran).
     pub symmetry_group: usize,
     /// Why symmetry reduction did not run, where it did not.

@@ -536,6 +536,9 @@ fn reductions_text(st: &crate::engine::StateStats) -> String {
     if st.live_locals {
         t += "; live locals";
     }
+    if st.projection {
+        t += "; the monitor projection";
+    }
     for (what, why) in [
         ("symmetry", st.symmetry_not_applied),
         ("partial-order reduction", st.por_not_applied),

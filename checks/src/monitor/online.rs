@@ -75,3 +75,26 @@ pub fn step_common<M: Model>(
     };
     found.violated.extend(inv);
 }
+
+/// A monitor's [`Online::projection`] from what reads each of its parts: `reads` pairs an
+/// invariant with the parts (a mask) it reads. Every part some invariant reads is left out
+/// unless an invariant of `checked` reads it.
+pub fn projection<I: PartialEq>(checked: &[I], reads: &[(I, u32)]) -> u32 {
+    let parts = |only_checked: bool| {
+        reads.iter().filter(|(i, _)| !only_checked || checked.contains(i)).fold(0, |m, (_, p)| m | p)
+    };
+    parts(false) & !parts(true)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_projection_leaves_out_the_parts_only_unchecked_invariants_read() {
+        let reads = [("a", 1), ("b", 2 | 4), ("c", 4)];
+        assert_eq!(super::projection(&["a"], &reads), 2 | 4);
+        assert_eq!(super::projection(&["b"], &reads), 1);
+        assert_eq!(super::projection(&["c"], &reads), 1 | 2);
+        assert_eq!(super::projection(&["a", "b", "c"], &reads), 0);
+        assert_eq!(super::projection::<&str>(&[], &reads), 1 | 2 | 4);
+    }
+}

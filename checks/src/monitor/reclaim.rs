@@ -1148,7 +1148,72 @@ impl OnlineState {
     }
 }
 
+/// The parts of [`OnlineState`] the monitor projection may leave out (docs/model.md, "Monitor
+/// projection"), each with the invariants that read it. The rest (`kswapd_exclusive` as the
+/// trace leaves it; every waiter's decision, release, queue, `early` and sleep;
+/// `nr_wb_congested`'s count; `scan_pending`) is always kept: the derived coverage events
+/// `slept-after-release` and `recheck-after-release` are computed from it. (The owner was a
+/// part of its own at first, read by `single-exclusive` and `exclusive-never-waits`; the
+/// comparison with the unprojected search found that a re-check's guard reads it too, and a
+/// search of `no-lost-wakeup` alone reported a violation the unprojected one does not.)
+mod part {
+    /// `balanced`: `single-exclusive` (a release outside the balanced path).
+    pub const BALANCED: u32 = 1;
+    /// `trylock_failed` and `stalled`: `stall-once`.
+    pub const STALL: u32 = 2;
+    /// Every waiter's `after` and the two `await_scan_*` masks: `no-lost-wakeup` rule 2.
+    pub const AFTER: u32 = 4;
+    /// `forever_owners`: `no-lost-wakeup` rule 3 and `exclusive-released`.
+    pub const FOREVER: u32 = 8;
+    /// Every waiter's `stale` and `clearing`, `cleared_last` and `balanced_last`:
+    /// `congested-cleared`.
+    pub const CLEARED: u32 = 16;
+}
+
 impl super::online::Online<KswapdStall> for OnlineState {
+    fn projection(checked: &[Invariant]) -> u32 {
+        super::online::projection(
+            checked,
+            &[
+                (Invariant::SingleExclusive, part::BALANCED),
+                (Invariant::StallOnce, part::STALL),
+                (Invariant::NoLostWakeup, part::AFTER | part::FOREVER),
+                (Invariant::ExclusiveReleased, part::FOREVER),
+                (Invariant::CongestedCleared, part::CLEARED),
+            ],
+        )
+    }
+    fn project(&mut self, mask: u32) {
+        if mask & part::BALANCED != 0 {
+            self.balanced = 0;
+        }
+        if mask & part::STALL != 0 {
+            self.trylock_failed = 0;
+            self.stalled = 0;
+        }
+        if mask & part::AFTER != 0 {
+            self.await_scan_contended = 0;
+            self.await_scan_congestion = 0;
+        }
+        if mask & part::FOREVER != 0 {
+            self.forever_owners = 0;
+        }
+        if mask & part::CLEARED != 0 {
+            self.cleared_last = 0;
+            self.balanced_last = 0;
+        }
+        if mask & (part::AFTER | part::CLEARED) != 0 {
+            for w in &mut self.tasks {
+                if mask & part::AFTER != 0 {
+                    w.after = AfterEnqueue::Nothing;
+                }
+                if mask & part::CLEARED != 0 {
+                    w.stale = false;
+                    w.clearing = None;
+                }
+            }
+        }
+    }
     fn permuted(&self, perm: &Perm) -> Option<Self> {
         let mut tasks = vec![Waiter::default(); self.tasks.len()];
         for (p, w) in self.tasks.iter().enumerate() {

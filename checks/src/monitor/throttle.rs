@@ -438,7 +438,57 @@ impl ThrottleState {
     }
 }
 
+/// The parts of [`ThrottleState`] the monitor projection may leave out (docs/model.md, "Monitor
+/// projection"), each with the invariants that read it. `in_throttle`, `cleared`, `reason`
+/// and `holder` are always kept: the derived coverage events `slept-full-timeout` and
+/// `cpu-contended` are computed from them.
+mod part {
+    /// `timed_out`: `throttle-bounded`.
+    pub const TIMED_OUT: u32 = 1;
+    /// `wb_queued` and `count`: `throttled-count`.
+    pub const COUNT: u32 = 2;
+    /// `wb_asleep`, `owe_wake` and `first_waiter`: `writeback-wakes-all`.
+    pub const WRITEBACK: u32 = 4;
+    /// `iso_asleep` and `owe_iso_wake`: `isolated-wakes-all`.
+    pub const ISOLATED: u32 = 8;
+    /// `waiting`: `no-soft-lockup`'s cycle keys.
+    pub const WAITING: u32 = 16;
+}
+
 impl super::online::Online<ReclaimThrottle> for ThrottleState {
+    fn projection(checked: &[Invariant]) -> u32 {
+        super::online::projection(
+            checked,
+            &[
+                (Invariant::ThrottleBounded, part::TIMED_OUT),
+                (Invariant::ThrottledCount, part::COUNT),
+                (Invariant::WritebackWakesAll, part::WRITEBACK),
+                (Invariant::IsolatedWakesAll, part::ISOLATED),
+                (Invariant::NoSoftLockup, part::WAITING),
+            ],
+        )
+    }
+    fn project(&mut self, mask: u32) {
+        if mask & part::TIMED_OUT != 0 {
+            self.timed_out = 0;
+        }
+        if mask & part::COUNT != 0 {
+            self.wb_queued = 0;
+            self.count = 0;
+        }
+        if mask & part::WRITEBACK != 0 {
+            self.wb_asleep = 0;
+            self.owe_wake = 0;
+            self.first_waiter = 0;
+        }
+        if mask & part::ISOLATED != 0 {
+            self.iso_asleep = 0;
+            self.owe_iso_wake = 0;
+        }
+        if mask & part::WAITING != 0 {
+            self.waiting = [0; MAX_CPUS];
+        }
+    }
     fn step(&mut self, cfg: &Config, pid: Pid, ev: &Ev<TE>, found: &mut Found<ReclaimThrottle>) {
         super::online::step_common(ev, Some(Invariant::Progress), None, found);
         if let Ev::Kernel(KernelEvent::SleptForever) = ev {

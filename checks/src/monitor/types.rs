@@ -142,6 +142,21 @@ pub trait Online<M: Model>: Clone + Eq + Hash + Debug + Default + Send + Sync + 
     /// invariant; the stateful engine looks for such cycles among the fair cycles it finds
     /// (docs/model.md, "no-soft-lockup: a class of fair cycles"). None by default.
     fn cycle_keys(&self, _out: &mut Vec<CycleKey>) {}
+    /// The monitor projection (docs/model.md, "Monitor projection"): the parts of this state
+    /// that nothing a search of `checked` reports depends on, as a mask of this monitor's own
+    /// parts for [`Online::project`] to clear. A part may be in it only if, with every
+    /// invariant of `checked` alone, its value changes no violation of one of them, no
+    /// derived coverage event and no [`Online::cycle_keys`] (the lasso invariants are in
+    /// `checked` when checked), and no part outside the mask is computed from it: then two
+    /// states that differ only there have the same future as far as the search can tell, and
+    /// the search may store them as one. 0 (the default): nothing is left out.
+    fn projection(_checked: &[M::Invariant]) -> u32 {
+        0
+    }
+    /// Clear the parts of `mask` (a [`Online::projection`]) back to their initial values.
+    /// The stateful engine calls it after every step, so that a part left out never splits a
+    /// state.
+    fn project(&mut self, _mask: u32) {}
 }
 
 /// One stuck situation of a state, for a lasso invariant (see [`Online::cycle_keys`]).

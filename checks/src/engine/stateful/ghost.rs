@@ -134,6 +134,9 @@ pub(crate) struct StatefulGhost<M: Checked> {
     live: LiveLocals,
     /// The symmetry group's elements but the identity (empty: no symmetry reduction).
     perms: Vec<Perm>,
+    /// The monitor projection: the online monitors' parts cleared after every step
+    /// ([`crate::monitor::online::Online::projection`]; 0: none).
+    project: u32,
     inner: OneThread<Inner<M>>,
 }
 
@@ -172,7 +175,15 @@ impl<M: Checked> StatefulGhost<M> {
             step_events: Vec::new(),
             step_touch: 0,
         };
-        StatefulGhost { cfg, tasks, summaries, live: LiveLocals::Off, perms, inner: OneThread(RefCell::new(inner)) }
+        StatefulGhost {
+            cfg,
+            tasks,
+            summaries,
+            live: LiveLocals::Off,
+            perms,
+            project: 0,
+            inner: OneThread(RefCell::new(inner)),
+        }
     }
 
     /// Whether the model's live-locals declarations replace the tasks' histories in this search
@@ -186,6 +197,18 @@ impl<M: Checked> StatefulGhost<M> {
     pub fn with_live_locals(mut self, live: LiveLocals) -> Self {
         self.live = live;
         self
+    }
+
+    /// The ghost with the online monitors' parts of `mask` cleared after every step (the
+    /// reduction `projection`).
+    pub fn with_projection(mut self, mask: u32) -> Self {
+        self.project = mask;
+        self
+    }
+
+    /// The monitor projection's mask (0: nothing is left out).
+    pub fn projection(&self) -> u32 {
+        self.project
     }
 
     fn lock(&self) -> RefMut<'_, Inner<M>> {
@@ -280,6 +303,9 @@ impl<M: Checked> StatefulGhost<M> {
         let mut found = Found::<M>::default();
         for (pid, ev) in first.iter().chain(then) {
             s.step(&self.cfg, *pid, ev, &mut found);
+            if self.project != 0 {
+                s.project(self.project);
+            }
         }
         let mut v: Vec<&'static str> = found.violated.iter().map(|i| i.name()).collect();
         let mut d: Vec<&'static str> = found.derived.iter().map(|c| c.name()).collect();
@@ -394,6 +420,9 @@ impl<M: Checked> Ghost for StatefulGhost<M> {
         let g = &mut *g;
         if g.mode != Mode::FastForward {
             g.online.step(&self.cfg, pid, &ev, &mut g.found);
+            if self.project != 0 {
+                g.online.project(self.project);
+            }
             if g.mode == Mode::Explore {
                 if let Some(c) = M::coverage(&ev) {
                     g.coverage.push(c);

@@ -397,6 +397,7 @@ impl<'a, M: Checked> Search<'a, M> {
                 (true, _, true) => unreachable!("no snapshots under symmetry"),
             },
             live_locals: self.runner.ghost.live_locals_applied(),
+            projection: self.runner.ghost.projection() != 0,
             snapshot_not_applied: self.snapshot_not_applied,
             restores: self.snaps.restores,
             snapshot_bytes: self.snaps.peak_bytes,

@@ -19,7 +19,7 @@ use mmmodel::platform::Stateful;
 
 use super::ghost::{LiveLocals, Mode, StatefulGhost};
 use crate::engine::types::{Memory, Options, ReductionDefect};
-use crate::monitor::online::Found as OnlineFound;
+use crate::monitor::online::{Found as OnlineFound, Online};
 use crate::monitor::{self, Checked, Exec, Violation};
 use crate::spec::Spec;
 use crate::trace::Trace;
@@ -70,7 +70,13 @@ impl<M: Checked> Runner<M> {
             (true, false, false) => LiveLocals::On,
         };
         pool.set_live_census(live_census);
-        let ghost = StatefulGhost::new(spec.cfg.clone(), !history_only, perms).with_live_locals(live);
+        let project = match (opts.reduce.projection, defect) {
+            (true, Some(ReductionDefect::ProjectionDropsReadParts)) => <M::Online as Online<M>>::projection(&[]),
+            (true, _) => <M::Online as Online<M>>::projection(&spec.invariants),
+            (false, _) => 0,
+        };
+        let ghost =
+            StatefulGhost::new(spec.cfg.clone(), !history_only, perms).with_live_locals(live).with_projection(project);
         ghost.set_por(por);
         Runner {
             cfg: Arc::new(spec.cfg.clone()),
