@@ -3,19 +3,19 @@
 //! checks before it takes one more state ([`Budget`]). One search's own table is
 //! [`super::table::FpTable`].
 //!
-//! The workers' table is cut into [`SHARDS`] shards by the fingerprint's top bits, each a hash
-//! table behind its own lock (a worker holds one lock for one lookup-and-insert, never two;
+//! The workers' table is cut into [`SHARDS`] shards by the fingerprint's top bits, each an
+//! [`FpTable`] behind its own lock (a worker holds one lock for one lookup-and-insert, never two;
 //! with 256 shards and a handful of workers a lock is almost never contended). A state belongs
 //! to the worker that inserts it, which explores it; under partial-order reduction the entry
 //! is its sleep mask, and a visit with a smaller one explores the difference, whoever stored
 //! it (the same rule as one worker's).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::hash::BuildHasherDefault;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::Mutex;
 
-use super::table::{FpTable, SLOT_BYTES};
+use super::table::{prefetch_line, FpTable, BYTES_PER_ENTRY_MAX};
 
 /// Fingerprints are already uniformly distributed: hash them by themselves.
 #[derive(Default)]
@@ -39,22 +39,10 @@ pub(super) type FpSet = HashSet<u64, BuildHasherDefault<Identity>>;
 /// Shards of the shared visited table.
 pub const SHARDS: usize = 256;
 
-/// Bytes the shared visited table takes per slot of capacity (key, value, control byte).
-pub const BYTES_PER_SLOT: u64 = 8 + 4 + 1;
-
 /// Bytes of the visited-state table per state stored, at the table's emptiest (just after it
-/// doubled), for the larger of the two tables: one search's (`table.rs`: a 16-byte slot, a
-/// 64-bit fingerprint beside a 32-bit index, doubling at 3/4 full: 42 bytes) and the workers'
-/// shared one (a hash table slot with a control byte, doubling at 7/8 full: 29 bytes).
-pub const BYTES_PER_STATE: u64 = {
-    let one = SLOT_BYTES * 8 / 3;
-    let shared = BYTES_PER_SLOT * 8 / 7 * 2;
-    if one > shared {
-        one
-    } else {
-        shared
-    }
-};
+/// doubled): one search's table and the workers' shards are the same hash table
+/// (`table.rs`: lines of five 12-byte slots, doubling at seven eighths full).
+pub const BYTES_PER_STATE: u64 = BYTES_PER_ENTRY_MAX;
 
 /// Memory this machine can give the search: 80 % of what is available now, or less if the
 /// environment variable `MMCHECK_MEMORY_MIB` says so (as SPIN's `-DMEMLIM`: a limit for a
@@ -119,32 +107,35 @@ impl Budget {
     }
 }
 
-type Shard = HashMap<u64, u32, BuildHasherDefault<Identity>>;
+/// A shard: its table behind its lock, and where the table's lines are, readable without the
+/// lock for a prefetch ([`Sharded::prefetch`]); on cache lines of their own, so that two
+/// workers on two shards do not write one line.
+#[repr(align(128))]
+struct Shard {
+    table: Mutex<FpTable>,
+    base: AtomicUsize,
+    shift: AtomicU32,
+}
+
+impl Shard {
+    /// The table grew (or got its first lines): say where its lines are now.
+    fn moved(&self, t: &FpTable) {
+        if let Some((base, shift)) = t.line_hint() {
+            self.base.store(base, Relaxed);
+            self.shift.store(shift, Relaxed);
+        }
+    }
+}
 
 /// The visited table the workers of one search share.
 pub(super) struct Sharded {
-    shards: Box<[Mutex<Shard>]>,
+    shards: Box<[Shard]>,
     /// States stored, by every worker.
     pub states: AtomicU64,
     /// The bytes of the graphs the workers record (when a cycle invariant is checked).
     pub graph_bytes: AtomicU64,
     /// The bytes of the shards' slots, counted as they grow.
     table_bytes: AtomicU64,
-}
-
-/// The bytes of a shard's slots, from its capacity: a power of two of buckets, at most 7/8
-/// of them full.
-fn capacity_bytes(cap: usize) -> u64 {
-    if cap == 0 {
-        0
-    } else {
-        (cap as u64 * 8).div_ceil(7).next_power_of_two() * BYTES_PER_SLOT
-    }
-}
-
-#[cfg(test)]
-fn shard_bytes(s: &Shard) -> u64 {
-    capacity_bytes(s.capacity())
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -154,7 +145,13 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 impl Default for Sharded {
     fn default() -> Self {
         Sharded {
-            shards: (0..SHARDS).map(|_| Mutex::new(Shard::default())).collect(),
+            shards: (0..SHARDS)
+                .map(|_| Shard {
+                    table: Mutex::new(FpTable::default()),
+                    base: AtomicUsize::new(0),
+                    shift: AtomicU32::new(0),
+                })
+                .collect(),
             states: AtomicU64::new(0),
             graph_bytes: AtomicU64::new(0),
             table_bytes: AtomicU64::new(0),
@@ -163,27 +160,40 @@ impl Default for Sharded {
 }
 
 impl Sharded {
-    fn shard(&self, fp: u64) -> &Mutex<Shard> {
+    fn shard(&self, fp: u64) -> &Shard {
         &self.shards[(fp >> 56) as usize % SHARDS]
+    }
+
+    /// Ask the processor for the line of `fp`'s shard where `fp` would be, before the lookup
+    /// (a hint, read without the lock: a shard that grew since costs one useless prefetch).
+    #[inline]
+    pub fn prefetch(&self, fp: u64) {
+        let sh = self.shard(fp);
+        let base = sh.base.load(Relaxed);
+        if base != 0 {
+            prefetch_line(base, sh.shift.load(Relaxed), fp);
+        }
     }
 
     /// Insert `fp` with `value` if it is not stored: whether it was new.
     pub fn insert(&self, fp: u64, value: u32) -> bool {
-        let mut s = lock(self.shard(fp));
-        if s.contains_key(&fp) {
+        let sh = self.shard(fp);
+        let mut t = lock(&sh.table);
+        if t.contains_key(fp) {
             return false;
         }
-        self.stored(&mut s, fp, value);
+        self.stored(sh, &mut t, fp, value);
         true
     }
 
-    /// Store `fp` (new) in its shard `s`, counting the shard's growth.
+    /// Store `fp` (new) in shard `sh`'s table `t`, counting the shard's growth.
     #[inline]
-    fn stored(&self, s: &mut Shard, fp: u64, value: u32) {
-        let cap = s.capacity();
-        s.insert(fp, value);
-        if s.capacity() != cap {
-            self.table_bytes.fetch_add(capacity_bytes(s.capacity()).wrapping_sub(capacity_bytes(cap)), Relaxed);
+    fn stored(&self, sh: &Shard, t: &mut FpTable, fp: u64, value: u32) {
+        let bytes = t.bytes();
+        t.insert(fp, value);
+        if t.bytes() != bytes {
+            self.table_bytes.fetch_add(t.bytes() - bytes, Relaxed);
+            sh.moved(t);
         }
         self.states.fetch_add(1, Relaxed);
     }
@@ -191,37 +201,39 @@ impl Sharded {
     /// Insert `fp` with `value` if it is not stored: `None` if it was new, else the value it
     /// was stored with.
     pub fn insert_or_get(&self, fp: u64, value: u32) -> Option<u32> {
-        let mut s = lock(self.shard(fp));
-        if let Some(&v) = s.get(&fp) {
+        let sh = self.shard(fp);
+        let mut t = lock(&sh.table);
+        if let Some(v) = t.get(fp) {
             return Some(v);
         }
-        self.stored(&mut s, fp, value);
+        self.stored(sh, &mut t, fp, value);
         None
     }
 
     /// The value `fp` is stored with.
     pub fn get(&self, fp: u64) -> Option<u32> {
-        lock(self.shard(fp)).get(&fp).copied()
+        lock(&self.shard(fp).table).get(fp)
     }
 
     /// Whether `fp` is stored.
     pub fn contains(&self, fp: u64) -> bool {
-        lock(self.shard(fp)).contains_key(&fp)
+        lock(&self.shard(fp).table).contains_key(fp)
     }
 
     /// Partial-order reduction's visit of `fp` with sleep mask `asleep`: `None` if the state
     /// is new (stored with `asleep`); otherwise the transitions the stored visits left asleep
     /// and this one does not (the stored mask becomes the intersection).
     pub fn visit_sleeping(&self, fp: u64, asleep: u32) -> Option<u32> {
-        let mut s = lock(self.shard(fp));
-        match s.get_mut(&fp) {
+        let sh = self.shard(fp);
+        let mut t = lock(&sh.table);
+        match t.get_mut(fp) {
             Some(stored) => {
                 let left = *stored & !asleep;
                 *stored &= asleep;
                 Some(left)
             }
             None => {
-                self.stored(&mut s, fp, asleep);
+                self.stored(sh, &mut t, fp, asleep);
                 None
             }
         }
@@ -277,8 +289,10 @@ mod tests {
         for fp in 0..100_000u64 {
             s.insert(fp.wrapping_mul(0x9e37_79b9_7f4a_7c15), 0);
         }
-        let counted: u64 = s.shards.iter().map(|sh| shard_bytes(&lock(sh))).sum();
+        let counted: u64 = s.shards.iter().map(|sh| lock(&sh.table).bytes()).sum();
         assert_eq!(s.bytes(), counted);
-        assert!(s.bytes() >= s.len() * BYTES_PER_SLOT, "{} bytes for {} states", s.bytes(), s.len());
+        assert!(s.bytes() >= s.len() * 12, "{} bytes for {} states", s.bytes(), s.len());
+        // Every shard says where its lines are, for the prefetch.
+        assert!(s.shards.iter().all(|sh| sh.base.load(Relaxed) == lock(&sh.table).line_hint().unwrap().0));
     }
 }

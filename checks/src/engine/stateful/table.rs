@@ -1,49 +1,68 @@
-//! The one-thread search's visited table: fingerprint to a `u32`, open addressing with linear
-//! probing over 16-byte slots (the key and its value side by side, four to a cache line).
+//! The visited tables' hash table: fingerprint to a `u32`, open addressing over cache lines of
+//! five slots (the keys and their values side by side), probing line by line. One search's
+//! table is one [`FpTable`]; the workers' shared table (`store.rs`) is 256 of them, each
+//! behind its lock.
 //!
 //! The search looks a state up once per transition, in a table of tens of millions of states
 //! that no cache holds. `hashbrown` keeps its control bytes apart from its keys, so a lookup
 //! costs two cache misses (the control group, then the key); `perf annotate` of the 3-kswapd
 //! proof put 29 % of all the search's time on those two loads (docs/performance.md,
-//! "Snapshots"). Here a lookup usually touches one line. The fingerprints are already well
-//! mixed hashes; the slot is taken from their top bits after one multiplication.
+//! "Snapshots"), and of a two-worker search's, 35 % on the shared table's (docs/performance.md,
+//! "The visited table in cache lines"). Here a lookup usually touches one line, which the
+//! search asks for ahead ([`FpTable::prefetch`]). The fingerprints are already well mixed
+//! hashes; the line is taken from their top bits after one multiplication. The first version
+//! had 16-byte slots, four to a line, doubling at three quarters full (21 to 43 bytes an
+//! entry); five to a line at up to seven eighths full take 15 to 30.
 
-/// One slot: `key == 0` is empty (the fingerprint 0 is kept apart, in [`FpTable::zero`]).
+/// Slots a line holds.
+const WAYS: usize = 5;
+
+/// One cache line of slots: five keys, then their five values (`key == 0` is empty; the
+/// fingerprint 0 is kept apart, in [`FpTable::zero`]). A line fills from its first slot, and a
+/// fingerprint whose line is full goes to the next line (linear probing by lines), so a lookup
+/// reads one line, and at the table's fullest seldom a second, adjacent one.
 #[derive(Clone, Copy, Default)]
-#[repr(C, align(16))]
-struct Slot {
-    key: u64,
-    val: u32,
+#[repr(C, align(64))]
+struct Line {
+    keys: [u64; WAYS],
+    vals: [u32; WAYS],
 }
 
-/// Fingerprint to `u32`, growing by doubling at three quarters full.
+/// Fingerprint to `u32`, growing by doubling at seven eighths full.
 #[derive(Default)]
 pub struct FpTable {
-    slots: Vec<Slot>,
-    /// 64 minus log2 of the number of slots.
+    lines: Vec<Line>,
+    /// 64 minus log2 of the number of lines.
     shift: u32,
     len: usize,
     zero: Option<u32>,
 }
 
-/// Bytes a slot takes.
-pub const SLOT_BYTES: u64 = std::mem::size_of::<Slot>() as u64;
+/// Bytes a line takes.
+const LINE_BYTES: u64 = std::mem::size_of::<Line>() as u64;
+
+/// Bytes the table takes per entry at its emptiest, just after it doubled (seven sixteenths
+/// full): 29.3, rounded up. The one-thread search's memory budget counts on it.
+pub const BYTES_PER_ENTRY_MAX: u64 = (LINE_BYTES * 16).div_ceil(WAYS as u64 * 7);
 
 impl FpTable {
     #[inline]
     fn home(&self, fp: u64) -> usize {
-        (fp.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> self.shift) as usize
+        home(fp, self.shift)
     }
 
-    /// The slot that holds `fp`, or the empty slot where it would go (the table is never full).
+    /// The line and slot that hold `fp`, or the empty slot where it would go (the table is
+    /// never full).
     #[inline]
-    fn probe(&self, fp: u64) -> usize {
-        let mask = self.slots.len() - 1;
+    fn probe(&self, fp: u64) -> (usize, usize) {
+        let mask = self.lines.len() - 1;
         let mut i = self.home(fp);
         loop {
-            let k = self.slots[i].key;
-            if k == fp || k == 0 {
-                return i;
+            let line = &self.lines[i];
+            for (j, &k) in line.keys.iter().enumerate() {
+                if k == fp || k == 0 {
+                    return (i, j);
+                }
             }
             i = (i + 1) & mask;
         }
@@ -55,36 +74,40 @@ impl FpTable {
 
     /// How many entries it holds before it grows.
     pub fn capacity(&self) -> usize {
-        self.slots.len() / 4 * 3
+        self.lines.len() * WAYS / 8 * 7
     }
 
-    /// The bytes of its slots.
+    /// The bytes of its lines.
     pub fn bytes(&self) -> u64 {
-        self.slots.len() as u64 * SLOT_BYTES
+        self.lines.len() as u64 * LINE_BYTES
     }
 
     /// The bytes it would take after growing to hold `additional` more entries.
     pub fn bytes_after(&self, additional: usize) -> u64 {
-        let want = self.len + additional;
-        let mut n = self.slots.len().max(16);
-        while n / 4 * 3 < want {
-            n *= 2;
-        }
-        n as u64 * SLOT_BYTES
+        self.lines_for(self.len + additional) as u64 * LINE_BYTES
     }
 
-    /// Ask the processor to bring `fp`'s home slot into the cache, so that the lookup that
+    fn lines_for(&self, want: usize) -> usize {
+        let mut n = self.lines.len().max(8);
+        while n * WAYS / 8 * 7 < want {
+            n *= 2;
+        }
+        n
+    }
+
+    /// Ask the processor to bring `fp`'s home line into the cache, so that the lookup that
     /// follows (after other work) does not wait for memory. A hint only: nothing is read.
     #[inline]
     pub fn prefetch(&self, fp: u64) {
-        #[cfg(target_arch = "x86_64")]
-        if !self.slots.is_empty() {
-            let slot: *const Slot = &self.slots[self.home(fp)];
-            // SAFETY: `_mm_prefetch` reads nothing and cannot fault; the pointer is in bounds.
-            unsafe { std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(slot.cast()) };
+        if !self.lines.is_empty() {
+            prefetch_line(self.lines.as_ptr() as usize, self.shift, fp);
         }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = fp;
+    }
+
+    /// Where its lines are and how a fingerprint's home line is found, for a prefetch by a
+    /// thread that does not hold the table ([`prefetch_line`]); `None` while it has no lines.
+    pub fn line_hint(&self) -> Option<(usize, u32)> {
+        (!self.lines.is_empty()).then_some((self.lines.as_ptr() as usize, self.shift))
     }
 
     #[inline]
@@ -92,11 +115,12 @@ impl FpTable {
         if fp == 0 {
             return self.zero;
         }
-        if self.slots.is_empty() {
+        if self.lines.is_empty() {
             return None;
         }
-        let s = self.slots[self.probe(fp)];
-        (s.key == fp).then_some(s.val)
+        let (i, j) = self.probe(fp);
+        let line = &self.lines[i];
+        (line.keys[j] == fp).then_some(line.vals[j])
     }
 
     #[inline]
@@ -109,12 +133,12 @@ impl FpTable {
         if fp == 0 {
             return self.zero.as_mut();
         }
-        if self.slots.is_empty() {
+        if self.lines.is_empty() {
             return None;
         }
-        let i = self.probe(fp);
-        let s = &mut self.slots[i];
-        (s.key == fp).then_some(&mut s.val)
+        let (i, j) = self.probe(fp);
+        let line = &mut self.lines[i];
+        (line.keys[j] == fp).then_some(&mut line.vals[j])
     }
 
     /// Sets `fp`'s value (a new entry if it had none), growing first if the table is full.
@@ -127,45 +151,64 @@ impl FpTable {
         }
         if self.len >= self.capacity() {
             // Growing is fallible only through `try_reserve`; here it is the allocator's abort.
-            self.grow_to(self.bytes_after(1) / SLOT_BYTES);
+            self.grow_to(self.lines_for(self.len + 1));
         }
-        let i = self.probe(fp);
-        let s = &mut self.slots[i];
-        if s.key == 0 {
+        let (i, j) = self.probe(fp);
+        let line = &mut self.lines[i];
+        if line.keys[j] == 0 {
             self.len += 1;
-            s.key = fp;
+            line.keys[j] = fp;
         }
-        s.val = val;
+        line.vals[j] = val;
     }
 
     /// Room for `additional` more entries, or an error if the memory cannot be had.
     pub fn try_reserve(&mut self, additional: usize) -> Result<(), std::collections::TryReserveError> {
-        let n = self.bytes_after(additional) / SLOT_BYTES;
-        if n as usize > self.slots.len() {
-            let mut probe: Vec<Slot> = Vec::new();
-            probe.try_reserve_exact(n as usize)?;
+        let n = self.lines_for(self.len + additional);
+        if n > self.lines.len() {
+            let mut probe: Vec<Line> = Vec::new();
+            probe.try_reserve_exact(n)?;
             drop(probe);
             self.grow_to(n);
         }
         Ok(())
     }
 
-    fn grow_to(&mut self, n: u64) {
-        let n = n as usize;
-        debug_assert!(n.is_power_of_two() && n >= 16);
-        let old = std::mem::replace(&mut self.slots, vec![Slot::default(); n]);
+    fn grow_to(&mut self, n: usize) {
+        debug_assert!(n.is_power_of_two() && n >= 8);
+        let old = std::mem::replace(&mut self.lines, vec![Line::default(); n]);
         self.shift = 64 - n.trailing_zeros();
-        let mask = n - 1;
-        for s in old {
-            if s.key != 0 {
-                let mut i = self.home(s.key);
-                while self.slots[i].key != 0 {
-                    i = (i + 1) & mask;
+        for line in old {
+            for (&k, &v) in line.keys.iter().zip(&line.vals) {
+                if k != 0 {
+                    let (i, j) = self.probe(k);
+                    self.lines[i].keys[j] = k;
+                    self.lines[i].vals[j] = v;
                 }
-                self.slots[i] = s;
             }
         }
     }
+}
+
+/// The home line of `fp` in a table of `64 - shift` bits of lines.
+#[inline]
+fn home(fp: u64, shift: u32) -> usize {
+    (fp.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> shift) as usize
+}
+
+/// Ask the processor for `fp`'s home line of a table whose lines start at `base`, with
+/// [`FpTable::line_hint`]'s `shift`. A hint only: the address is not dereferenced, and a stale
+/// `base` (a table that grew since) costs one useless prefetch.
+#[inline]
+pub fn prefetch_line(base: usize, shift: u32, fp: u64) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let at = base.wrapping_add(home(fp, shift).wrapping_mul(LINE_BYTES as usize));
+        // SAFETY: `_mm_prefetch` reads nothing and cannot fault, whatever the address.
+        unsafe { std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(at as *const i8) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (base, shift, fp);
 }
 
 #[cfg(test)]
@@ -207,7 +250,32 @@ mod tests {
         for (k, v) in &m {
             assert_eq!(t.get(*k), Some(*v));
         }
-        assert!(t.capacity() >= t.len() && t.bytes() >= t.len() as u64 * SLOT_BYTES);
+        assert!(t.capacity() >= t.len() && t.bytes() >= t.len() as u64 * LINE_BYTES / WAYS as u64);
+    }
+
+    /// Twelve fingerprints with one home line fill it and the two after it; each is found,
+    /// one more with that home is not, and all are still found after the table doubles.
+    #[test]
+    fn a_full_line_spills_into_the_next() {
+        let mut t = FpTable::default();
+        t.try_reserve(30).unwrap();
+        let shift = t.shift;
+        let same: Vec<u64> = (1..).filter(|&fp| home(fp, shift) == 3).take(13).collect();
+        for (i, &fp) in same[..12].iter().enumerate() {
+            t.insert(fp, i as u32);
+        }
+        assert_eq!((t.len(), t.shift), (12, shift), "no growth yet");
+        assert!(t.lines[3].keys.iter().chain(&t.lines[4].keys).all(|&k| k != 0), "lines 3 and 4 full");
+        assert_eq!(t.lines[5].keys.iter().filter(|&&k| k != 0).count(), 2, "two spill into line 5");
+        for (i, &fp) in same[..12].iter().enumerate() {
+            assert_eq!(t.get(fp), Some(i as u32));
+        }
+        assert_eq!(t.get(same[12]), None);
+        t.try_reserve(1000).unwrap();
+        assert_ne!(t.shift, shift, "it grew");
+        for (i, &fp) in same[..12].iter().enumerate() {
+            assert_eq!(t.get(fp), Some(i as u32));
+        }
     }
 
     #[test]

@@ -123,6 +123,9 @@ impl<M: Checked> Explorer<M> for Shared {
 
     fn arrive(&mut self, cx: &mut Ctx<'_, M>, p: &SchedPoint<'_>, g: &StatefulGhost<M>) -> Arrival {
         let fp = space::fingerprint(p, g);
+        // The shared table's line is almost never in the cache: its load overlaps the
+        // accounting.
+        self.table.prefetch(fp);
         let enabled = p.enabled();
         cx.tasks_mask = tasks_mask(p);
         if std::mem::take(&mut cx.job.skip_arrival) {

@@ -61,11 +61,12 @@ pub(crate) enum SleepStore {
 }
 
 impl SleepStore {
-    /// One search's table: bring `fp`'s slot into the cache while the sleep set is computed.
+    /// Bring `fp`'s line into the cache while the sleep set is computed.
     #[inline]
     fn prefetch(&self, fp: u64) {
-        if let SleepStore::Own(table) = self {
-            table.prefetch(fp);
+        match self {
+            SleepStore::Own(table) => table.prefetch(fp),
+            SleepStore::Shared(sh) => sh.prefetch(fp),
         }
     }
 
