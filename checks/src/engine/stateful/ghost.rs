@@ -100,9 +100,9 @@ pub(crate) const TOUCH_WOKEN: u8 = 2;
 /// The events one step emitted, each with its task.
 pub(crate) type StepEvents<M> = Vec<(Pid, Event<<M as mmmodel::model::Model>::Event>)>;
 
-/// What a step's events do to the online monitors from one state: the state they reach, and
-/// the invariants and derived coverage they report (sorted names).
-type Effect<M> = (<M as Checked>::Online, Vec<&'static str>, Vec<&'static str>);
+/// What a step's events report on the online monitors from one state: the invariants and
+/// derived coverage (sorted names). The state they reach is left in a scratch state.
+type Effect = (Vec<&'static str>, Vec<&'static str>);
 
 /// The part of the ghost that is part of the state, saved with a snapshot of the execution.
 pub(crate) struct GhostSave<M: Checked> {
@@ -137,6 +137,9 @@ pub(crate) struct StatefulGhost<M: Checked> {
     /// The monitor projection: the online monitors' parts cleared after every step
     /// ([`crate::monitor::online::Online::projection`]; 0: none).
     project: u32,
+    /// The two monitor states the commute test steps in place, one for each order (kept
+    /// between tests, so that their vectors keep their room: a clone a test allocated).
+    scratch: OneThread<(M::Online, M::Online)>,
     inner: OneThread<Inner<M>>,
 }
 
@@ -182,6 +185,7 @@ impl<M: Checked> StatefulGhost<M> {
             live: LiveLocals::Off,
             perms,
             project: 0,
+            scratch: OneThread(RefCell::new(Default::default())),
             inner: OneThread(RefCell::new(inner)),
         }
     }
@@ -281,10 +285,20 @@ impl<M: Checked> StatefulGhost<M> {
     }
 
     /// The events and ghost bookkeeping of the step explored since the last call.
-    pub fn take_step(&self) -> (StepEvents<M>, u8) {
+    /// The events go into `into` (emptied first), which gives its room to the next step's.
+    pub fn take_step_into(&self, into: &mut StepEvents<M>) -> u8 {
         let mut g = self.lock();
-        let touch = std::mem::take(&mut g.step_touch);
-        (std::mem::take(&mut g.step_events), touch)
+        into.clear();
+        std::mem::swap(&mut g.step_events, into);
+        std::mem::take(&mut g.step_touch)
+    }
+
+    /// Forget the events and ghost bookkeeping of the step explored since the last call (the
+    /// room of its events is kept).
+    pub fn discard_step(&self) {
+        let mut g = self.lock();
+        g.step_events.clear();
+        g.step_touch = 0;
     }
 
     /// The stuck situations of the online monitors' state now (for the lasso invariants).
@@ -297,9 +311,15 @@ impl<M: Checked> StatefulGhost<M> {
         into.clone_from(&self.lock().online);
     }
 
-    fn effect(&self, from: &M::Online, first: &[(Pid, Event<M::Event>)], then: &[(Pid, Event<M::Event>)]) -> Effect<M> {
+    fn effect(
+        &self,
+        s: &mut M::Online,
+        from: &M::Online,
+        first: &[(Pid, Event<M::Event>)],
+        then: &[(Pid, Event<M::Event>)],
+    ) -> Effect {
         use mmmodel::model::Named;
-        let mut s = from.clone();
+        s.clone_from(from);
         let mut found = Found::<M>::default();
         for (pid, ev) in first.iter().chain(then) {
             s.step(&self.cfg, *pid, ev, &mut found);
@@ -311,14 +331,19 @@ impl<M: Checked> StatefulGhost<M> {
         let mut d: Vec<&'static str> = found.derived.iter().map(|c| c.name()).collect();
         v.sort_unstable();
         d.sort_unstable();
-        (s, v, d)
+        (v, d)
     }
 
     /// Whether two steps' events commute on the online monitors from state `from`: either
     /// order reaches the same monitor state and reports the same violations and derived
     /// coverage (what the partial-order reduction's independence needs of the ghost).
     pub fn commute(&self, from: &M::Online, a: &[(Pid, Event<M::Event>)], b: &[(Pid, Event<M::Event>)]) -> bool {
-        a.is_empty() || b.is_empty() || self.effect(from, a, b) == self.effect(from, b, a)
+        if a.is_empty() || b.is_empty() {
+            return true;
+        }
+        let mut scratch = self.scratch.0.borrow_mut();
+        let (ab, ba) = &mut *scratch;
+        self.effect(ab, from, a, b) == self.effect(ba, from, b, a) && ab == ba
     }
 
     /// Whether loop heads and checkpoints replace histories (off: the history-only reference,

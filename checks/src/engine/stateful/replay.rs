@@ -104,7 +104,7 @@ pub(super) fn run<M: Checked, E: Explorer<M>>(
                     // The last replayed choice is a new transition: its findings (and, under
                     // partial-order reduction, its footprint) count.
                     let _ = g.take();
-                    let _ = g.take_step();
+                    g.discard_step();
                     g.set_mode(Mode::Explore);
                 }
                 return replay[i] as TaskId;

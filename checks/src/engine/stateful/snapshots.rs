@@ -146,7 +146,7 @@ impl<M: Checked, E: Explorer<M>> SnapSearch<'_, '_, M, E> {
         } else {
             self.ghost.set_mode(Mode::Explore);
             let _ = self.ghost.take();
-            let _ = self.ghost.take_step();
+            self.ghost.discard_step();
         }
         set_strong_count(&self.cfg, snap.counts[0]);
         set_strong_count(&self.ghost, snap.counts[1]);
@@ -179,7 +179,7 @@ impl<M: Checked, E: Explorer<M>> SnapChooser for SnapSearch<'_, '_, M, E> {
             } else if self.next == self.replay.len() {
                 // The last replayed choice is the new transition: its findings count.
                 let _ = self.ghost.take();
-                let _ = self.ghost.take_step();
+                self.ghost.discard_step();
                 self.ghost.set_mode(Mode::Explore);
             } else {
                 self.replayed += 1;

@@ -238,7 +238,7 @@ pub(super) trait Explorer<M: Checked> {
 /// transitions given that are enabled here.
 pub(super) fn job_root<M: Checked>(cx: &mut Ctx<'_, M>, p: &SchedPoint<'_>, g: &StatefulGhost<M>, todo: u32) -> u32 {
     let _ = g.take();
-    let _ = g.take_step();
+    g.discard_step();
     cx.began = true;
     cx.tasks_mask = super::space::tasks_mask(p);
     let todo = todo & p.enabled();

@@ -131,7 +131,7 @@ impl<M: Checked> Explorer<M> for Shared {
         if std::mem::take(&mut cx.job.skip_arrival) {
             // A state another worker sent: it counted the transition into it.
             let _ = g.take();
-            let _ = g.take_step();
+            g.discard_step();
             cx.began = true;
         } else {
             self.account_arrival(cx, g);

@@ -102,11 +102,16 @@ pub(crate) struct Sleep<M: Checked> {
     frames: Vec<PFrame<M>>,
     /// Popped frames, kept for their vectors' room.
     spare: Vec<PFrame<M>>,
+    /// Steps no frame holds any more, kept for their allocation and their events' room.
+    pool: Vec<Rc<Step<M>>>,
 }
+
+/// At most this many steps are kept for reuse.
+const POOL: usize = 1 << 12;
 
 impl<M: Checked> Sleep<M> {
     pub fn new(store: SleepStore) -> Self {
-        Sleep { store, frames: Vec::new(), spare: Vec::new() }
+        Sleep { store, frames: Vec::new(), spare: Vec::new(), pool: Vec::new() }
     }
 
     /// A frame (a popped one reused: its vectors keep their room), with empty sets.
@@ -123,6 +128,30 @@ impl<M: Checked> Sleep<M> {
         frame.sleep.clear();
         frame.done.clear();
         frame
+    }
+
+    /// A frame no longer on the path: its sleeping steps let go, its explored ones that
+    /// nothing else holds kept for reuse (a frame's children are retired before it, so by
+    /// then the only holders of its steps are gone), and the frame kept for its room.
+    fn retire(&mut self, mut frame: PFrame<M>) {
+        frame.sleep.clear();
+        for step in frame.done.drain(..) {
+            if Rc::strong_count(&step) == 1 && self.pool.len() < POOL {
+                self.pool.push(step);
+            }
+        }
+        self.spare.push(frame);
+    }
+
+    /// The step just taken: task `task` with pending op `op`, its events and ghost
+    /// bookkeeping taken from the ghost (in a pooled step's allocation when there is one).
+    fn new_step(&mut self, g: &StatefulGhost<M>, task: u8, op: Option<space::Op>) -> (Rc<Step<M>>, u8) {
+        let mut rc = self.pool.pop().unwrap_or_else(|| Rc::new(Step { task, op, events: Vec::new(), touch: 0 }));
+        let step = Rc::get_mut(&mut rc).expect("a pooled step is held by the pool alone");
+        let touch = g.take_step_into(&mut step.events);
+        step.task = task;
+        step.op = op;
+        (rc, touch)
     }
 
     /// What a frame keeps of its state for the independence checks: the online monitors,
@@ -159,27 +188,27 @@ impl<M: Checked> Explorer<M> for Sleep<M> {
         let mut frame = self.spare_frame();
         if self.frames.is_empty() {
             // The initial state: what the body did before it is no step of the search.
-            let _ = g.take_step();
+            g.discard_step();
         }
         if let Some(top) = self.frames.last() {
-            let (events, mut touch) = g.take_step();
-            let t = top.chosen;
-            let before = top.shape;
+            let (t, before, op) = (top.chosen, top.shape, top.ops[top.chosen as usize]);
+            let (mut step, mut touch) = self.new_step(g, t, op);
             if (before.tasks, before.objects, before.locks) != (shape.tasks, shape.objects, shape.locks)
                 || (shape.finished & !before.finished) != 0
             {
                 touch |= TOUCH_GLOBAL;
             }
-            let step = Step { task: t, op: top.ops[t as usize], events, touch };
+            Rc::get_mut(&mut step).expect("a new step").touch = touch;
+            let top = self.frames.last().expect("a frame");
             for a in top.sleep.iter().chain(&top.done) {
                 if independent(a, &step, &top.online, g, cx.defect) {
                     frame.sleep.push(Rc::clone(a));
                 }
             }
-            self.frames.last_mut().expect("a frame").done.push(Rc::new(step));
+            self.frames.last_mut().expect("a frame").done.push(step);
         }
         if cx.found.halted() {
-            self.spare.push(frame);
+            self.retire(frame);
             return Arrival::Known(lowest(enabled));
         }
         let asleep = frame.sleep.iter().fold(0u32, |m, a| m | 1 << a.task) & enabled;
@@ -202,7 +231,7 @@ impl<M: Checked> Explorer<M> for Sleep<M> {
             }
         };
         if todo == 0 {
-            self.spare.push(frame);
+            self.retire(frame);
             return Arrival::Known(lowest(enabled));
         }
         let first = lowest(todo);
@@ -235,14 +264,14 @@ impl<M: Checked> Explorer<M> for Sleep<M> {
                 return true;
             }
             let f = self.frames.pop().expect("a frame");
-            self.spare.push(f);
+            self.retire(f);
         }
         false
     }
 
     fn clear(&mut self) {
         while let Some(f) = self.frames.pop() {
-            self.spare.push(f);
+            self.retire(f);
         }
     }
     fn states(&self) -> u64 {
