@@ -23,7 +23,7 @@ use timely::WorkerConfig;
 
 use super::cluster::{self, Cluster};
 use super::cluster_fair::{self, Decided};
-use super::findings::{Findings, Steps, Target};
+use super::findings::{Counts, Findings, Steps, Target};
 use super::graph::{Edge, Graph, Node};
 use super::market::Job;
 use super::snapshots::SnapStats;
@@ -294,7 +294,7 @@ fn parts(out: WorkerOut, sent: Sent) -> Vec<Part> {
         executions,
         transitions: st.transitions,
         max_depth: st.max_depth as u64,
-        coverage: names(&st.coverage),
+        coverage: names(&st.coverage.to_map()),
         violated: names(&st.violated),
         first_violation: names(&st.first_violation),
         target,
@@ -347,7 +347,7 @@ fn outs_from(parts: Vec<(u64, Part)>, peers: usize) -> Vec<WorkerOut> {
                 found: Findings {
                     transitions: s.transitions,
                     max_depth: s.max_depth as usize,
-                    coverage: unnames(s.coverage),
+                    coverage: Counts::from_map(&unnames(s.coverage)),
                     violated: unnames(s.violated),
                     first_violation: unnames(s.first_violation),
                     target: s.target.map(|(i, path)| Target::Safety { invariant: intern(i), path }),

@@ -31,12 +31,44 @@ pub(super) struct Steps {
     pub tail: u64,
 }
 
+/// Counts by name, for the few coverage events a model has: a short list searched by the
+/// name's address first (each name is one literal), so that counting one event costs no
+/// string comparison.
+#[derive(Default, Clone, Debug)]
+pub(super) struct Counts(Vec<(&'static str, u64)>);
+
+impl Counts {
+    /// Adds `n` to `name`'s count.
+    #[inline]
+    pub fn add(&mut self, name: &'static str, n: u64) {
+        if let Some(e) = self.0.iter_mut().find(|(k, _)| std::ptr::eq(*k, name)) {
+            e.1 += n;
+        } else if let Some(e) = self.0.iter_mut().find(|(k, _)| *k == name) {
+            e.1 += n;
+        } else {
+            self.0.push((name, n));
+        }
+    }
+
+    pub fn from_map(m: &BTreeMap<&'static str, u64>) -> Counts {
+        Counts(m.iter().map(|(k, v)| (*k, *v)).collect())
+    }
+
+    pub fn to_map(&self) -> BTreeMap<&'static str, u64> {
+        let mut m = BTreeMap::new();
+        for (k, v) in &self.0 {
+            *m.entry(*k).or_insert(0) += v;
+        }
+        m
+    }
+}
+
 /// The counters and first violations of a search.
 #[derive(Default)]
 pub(super) struct Findings {
     pub transitions: u64,
     pub max_depth: usize,
-    pub coverage: BTreeMap<&'static str, u64>,
+    pub coverage: Counts,
     pub violated: BTreeMap<&'static str, u64>,
     pub first_violation: BTreeMap<&'static str, u64>,
     pub target: Option<Target>,
@@ -62,6 +94,9 @@ pub(super) fn cycles_checked<M: Checked>(spec: &Spec<M>) -> bool {
 
 /// The checked invariants among what the online monitors found.
 pub(super) fn ids<M: Checked>(spec: &Spec<M>, found: &OnlineFound<M>) -> Vec<&'static str> {
+    if found.violated.is_empty() {
+        return Vec::new();
+    }
     let mut v: Vec<&'static str> =
         found.violated.iter().filter(|i| spec.invariants.contains(i)).map(|i| i.name()).collect();
     v.sort_unstable();
@@ -95,14 +130,14 @@ impl Findings {
     pub fn account<M: Checked>(
         &mut self,
         spec: &Spec<M>,
-        found: OnlineFound<M>,
-        coverage: Vec<M::Coverage>,
+        found: &OnlineFound<M>,
+        coverage: &[M::Coverage],
     ) -> Vec<&'static str> {
         self.transitions += 1;
         for c in coverage.iter().chain(&found.derived) {
-            *self.coverage.entry(c.name()).or_insert(0) += 1;
+            self.coverage.add(c.name(), 1);
         }
-        let ids = ids(spec, &found);
+        let ids = ids(spec, found);
         self.count_violations(&ids);
         ids
     }
@@ -111,8 +146,8 @@ impl Findings {
     pub fn merge(&mut self, o: Findings) {
         self.transitions += o.transitions;
         self.max_depth = self.max_depth.max(o.max_depth);
-        for (k, v) in o.coverage {
-            *self.coverage.entry(k).or_insert(0) += v;
+        for (k, v) in o.coverage.0 {
+            self.coverage.add(k, v);
         }
         for (k, v) in o.violated {
             *self.violated.entry(k).or_insert(0) += v;

@@ -387,6 +387,17 @@ impl<M: Checked> StatefulGhost<M> {
         (std::mem::take(&mut g.found), std::mem::take(&mut g.coverage))
     }
 
+    /// What the last transition found, handed to `f` in place and then cleared (the vectors
+    /// keep their room: no allocation per transition, as [`StatefulGhost::take`] costs).
+    pub fn drain_found<R>(&self, f: impl FnOnce(&Found<M>, &[M::Coverage]) -> R) -> R {
+        let mut g = self.lock();
+        let r = f(&g.found, &g.coverage);
+        g.found.violated.clear();
+        g.found.derived.clear();
+        g.coverage.clear();
+        r
+    }
+
     /// The end-of-execution checks (every task finished in final state `fin`).
     pub fn end(&self, fin: &M::Final) -> Found<M> {
         let mut g = self.lock();

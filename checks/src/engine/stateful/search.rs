@@ -16,7 +16,7 @@ use super::dfs::sleep::{Sleep, SleepStore};
 use super::dfs::tarjan::Tarjan;
 use super::dfs::{Ctx, Explorer, JobStart};
 use super::fair::fair_components;
-use super::findings::{cycles_checked, lasso_checked, Findings, Target};
+use super::findings::{cycles_checked, lasso_checked, Counts, Findings, Target};
 use super::graph::{Graph, Numbering};
 use super::market::Market;
 use super::replay::Clock;
@@ -329,7 +329,7 @@ impl<'a, M: Checked> Search<'a, M> {
         let mut found = None;
         if let Some(Replay::Schedule { choices, cycle }) = self.opts.replay.clone() {
             let r = self.runner.record(self.spec, &choices, cycle);
-            self.cx.found.coverage = r.coverage.clone();
+            self.cx.found.coverage = Counts::from_map(&r.coverage);
             found = Some(report(self.spec, &mut self.cx.found, &mut self.error, r, choices, cycle, None));
         } else {
             // A lasso invariant is decided on the stored graph (`fair_components`), so its
@@ -431,7 +431,7 @@ impl<'a, M: Checked> Search<'a, M> {
             found,
             violated: self.cx.found.violated,
             first_violation: self.cx.found.first_violation,
-            coverage: self.cx.found.coverage,
+            coverage: self.cx.found.coverage.to_map(),
             error: self.error,
             // The online monitors are this engine's only monitors: nothing to compare.
             online_checked: 0,

@@ -48,9 +48,11 @@ struct SnapSearch<'x, 'a, M: Checked, E: Explorer<M>> {
     ghost: Arc<StatefulGhost<M>>,
     cfg: Arc<M::Config>,
     fin: Arc<Mutex<Option<M::Final>>>,
+    /// The path's snapshots are `snaps[..live]`; the ones past it were popped off the path,
+    /// and the next ones reuse their room in place (a `Snap` is a few hundred bytes, not
+    /// moved in and out of a spare list).
     snaps: Vec<Snap<M>>,
-    /// Snapshots popped off the path, whose room the next ones reuse.
-    spare: Vec<Snap<M>>,
+    live: usize,
     /// The snapshots' bytes, their peak, and the most they may take: past it, a state gets no
     /// snapshot, and going back to it restores the deepest snapshot above it and replays the
     /// path from there (the choices left in `replay`, from `next`).
@@ -114,7 +116,7 @@ impl<M: Checked, E: Explorer<M>> SnapSearch<'_, '_, M, E> {
             }
             donate(cx, ex);
         }
-        self.clock.report(self.opts, self.executions + self.restores, ex.states(), ex.depth());
+        self.clock.report_sampled(self.opts, self.executions + self.restores, ex.states(), ex.depth());
         if !ex.backtrack(cx) {
             // The job is done. Where tasks can still move, run them to their end (fast-forward,
             // as a replaying search's tail): stopping here would unwind every unfinished task's
@@ -130,11 +132,11 @@ impl<M: Checked, E: Explorer<M>> SnapSearch<'_, '_, M, E> {
             return Decision::Run(lowest(enabled));
         }
         let depth = ex.depth();
-        while let Some(s) = self.snaps.pop_if(|s| s.depth > depth) {
-            self.bytes -= s.bytes;
-            self.spare.push(s);
+        while self.live > 0 && self.snaps[self.live - 1].depth > depth {
+            self.live -= 1;
+            self.bytes -= self.snaps[self.live].bytes;
         }
-        let snap = self.snaps.last().expect("the first state with a transition left has a snapshot");
+        let snap = self.snaps[..self.live].last().expect("the first state with a transition left has a snapshot");
         // From the snapshot's state: its chosen transition and those of the states after it on
         // the path, the last of which is the new one.
         let first = ex.chosen(snap.depth - 1);
@@ -145,7 +147,7 @@ impl<M: Checked, E: Explorer<M>> SnapSearch<'_, '_, M, E> {
             self.ghost.restore(&snap.ghost);
         } else {
             self.ghost.set_mode(Mode::Explore);
-            let _ = self.ghost.take();
+            self.ghost.drain_found(|_, _| ());
             self.ghost.discard_step();
         }
         set_strong_count(&self.cfg, snap.counts[0]);
@@ -178,7 +180,7 @@ impl<M: Checked, E: Explorer<M>> SnapChooser for SnapSearch<'_, '_, M, E> {
                 self.replayed += 1;
             } else if self.next == self.replay.len() {
                 // The last replayed choice is the new transition: its findings count.
-                let _ = self.ghost.take();
+                self.ghost.drain_found(|_, _| ());
                 self.ghost.discard_step();
                 self.ghost.set_mode(Mode::Explore);
             } else {
@@ -224,23 +226,23 @@ impl<M: Checked, E: Explorer<M>> SnapChooser for SnapSearch<'_, '_, M, E> {
             self.clock.report(self.opts, self.executions + self.restores, self.ex.states(), self.ex.depth());
         }
         let todo = self.ex.todo(depth);
-        if todo != 0 && (self.snaps.is_empty() || self.bytes < self.cap) {
-            let prev = self.snaps.last().map(|s| &s.rt);
+        if todo != 0 && (self.live == 0 || self.bytes < self.cap) {
             let counts = self.counts();
-            let mut snap = match self.spare.pop() {
-                Some(mut s) => {
-                    g.save_into(&mut s.ghost);
-                    s
-                }
-                None => Snap { depth: 0, bytes: 0, rt: Snapshot::default(), ghost: g.save(), counts },
-            };
+            if self.live == self.snaps.len() {
+                self.snaps.push(Snap { depth: 0, bytes: 0, rt: Snapshot::default(), ghost: g.save(), counts });
+            } else {
+                g.save_into(&mut self.snaps[self.live].ghost);
+            }
+            let (path, past) = self.snaps.split_at_mut(self.live);
+            let prev = path.last().map(|s| &s.rt);
+            let snap = &mut past[0];
             p.snapshot_into(prev, &mut snap.rt);
             snap.bytes = snap.rt.bytes_beyond(prev);
             snap.depth = depth + 1;
             snap.counts = counts;
             self.bytes += snap.bytes;
             self.peak = self.peak.max(self.bytes);
-            self.snaps.push(snap);
+            self.live += 1;
         }
         self.steps += 1;
         Decision::Run(t)
@@ -284,7 +286,7 @@ pub(super) fn run<M: Checked, E: Explorer<M>>(
         cfg: Arc::clone(&runner.cfg),
         fin: Arc::clone(&runner.fin),
         snaps: Vec::new(),
-        spare: Vec::new(),
+        live: 0,
         bytes: 0,
         peak: 0,
         cap,

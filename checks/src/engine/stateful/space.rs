@@ -249,7 +249,7 @@ impl<M: Checked> Runner<M> {
             let i = step;
             step += 1;
             if i + 1 == choices.len() {
-                let _ = g.take();
+                g.drain_found(|_, _| ());
             }
             if i < choices.len() {
                 return choices[i] as TaskId;

@@ -38,6 +38,15 @@ pub struct FpTable {
     zero: Option<u32>,
 }
 
+/// Where [`FpTable::get_update`] found room for a fingerprint it does not hold.
+#[derive(Debug, Clone, Copy)]
+pub struct Slot {
+    line: usize,
+    way: usize,
+    /// The table's size then: a grown table has moved every entry.
+    lines: usize,
+}
+
 /// Bytes a line takes.
 const LINE_BYTES: u64 = std::mem::size_of::<Line>() as u64;
 
@@ -139,6 +148,45 @@ impl FpTable {
         let (i, j) = self.probe(fp);
         let line = &mut self.lines[i];
         (line.keys[j] == fp).then_some(&mut line.vals[j])
+    }
+
+    /// One probe for a lookup that may update: `fp`'s value, changed by `f` in place, or,
+    /// if it has none, where a new entry goes (for [`FpTable::put_at`], valid while the table
+    /// does not grow).
+    #[inline]
+    pub fn get_update(&mut self, fp: u64, f: impl FnOnce(&mut u32)) -> Result<(), Slot> {
+        if fp == 0 || self.lines.is_empty() {
+            return match self.zero.as_mut() {
+                Some(v) if fp == 0 => {
+                    f(v);
+                    Ok(())
+                }
+                _ => Err(Slot { line: usize::MAX, way: 0, lines: self.lines.len() }),
+            };
+        }
+        let (i, j) = self.probe(fp);
+        let line = &mut self.lines[i];
+        if line.keys[j] == fp {
+            f(&mut line.vals[j]);
+            Ok(())
+        } else {
+            Err(Slot { line: i, way: j, lines: self.lines.len() })
+        }
+    }
+
+    /// A new entry for `fp` at `slot` (from [`FpTable::get_update`] on this `fp`); if the
+    /// table grew since, or `fp` is 0, an ordinary insert.
+    #[inline]
+    pub fn put_at(&mut self, slot: Slot, fp: u64, val: u32) {
+        if fp == 0 || slot.line == usize::MAX || slot.lines != self.lines.len() || self.len >= self.capacity() {
+            self.insert(fp, val);
+            return;
+        }
+        let line = &mut self.lines[slot.line];
+        debug_assert_eq!(line.keys[slot.way], 0, "a free slot");
+        line.keys[slot.way] = fp;
+        line.vals[slot.way] = val;
+        self.len += 1;
     }
 
     /// Sets `fp`'s value (a new entry if it had none), growing first if the table is full.
@@ -251,6 +299,54 @@ mod tests {
             assert_eq!(t.get(*k), Some(*v));
         }
         assert!(t.capacity() >= t.len() && t.bytes() >= t.len() as u64 * LINE_BYTES / WAYS as u64);
+    }
+
+    /// The one-probe visit ([`FpTable::get_update`], then [`FpTable::put_at`] where the state
+    /// is new) agrees with a hash map, also when the table grows (or a reservation grows it)
+    /// between the probe and the insert, and for the fingerprint 0.
+    #[test]
+    fn a_one_probe_visit_agrees_with_a_hash_map() {
+        let mut t = FpTable::default();
+        let mut m: HashMap<u64, u32> = HashMap::new();
+        let mut x = 0x0fed_cba9_8765_4321u64;
+        for i in 0..200_000u32 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let fp = match i % 11 {
+                _ if i == 1_001 || i == 50_001 => 0x8000_0000_0000_0000 | i as u64,
+                0 => 0,
+                1 => x % 64,
+                _ => x % 120_000,
+            };
+            let mut seen = None;
+            match t.get_update(fp, |v| {
+                seen = Some(*v);
+                *v = v.wrapping_mul(3);
+            }) {
+                Ok(()) => {
+                    let e = m.get_mut(&fp).expect("found in the table, so in the map");
+                    assert_eq!(seen, Some(*e), "value of {fp} at {i}");
+                    *e = e.wrapping_mul(3);
+                }
+                Err(slot) => {
+                    assert!(!m.contains_key(&fp), "{fp} is in the map but not found at {i}");
+                    if i == 1_001 || i == 50_001 {
+                        // The table grows between the probe and the insert.
+                        let lines = t.lines.len();
+                        t.try_reserve(t.capacity() - t.len() + 1).unwrap();
+                        assert!(t.lines.len() > lines, "the table grew");
+                    }
+                    t.put_at(slot, fp, i);
+                    assert_eq!(t.get(fp), Some(i), "{fp} just put at {i}");
+                    m.insert(fp, i);
+                }
+            }
+            assert_eq!(t.len(), m.len(), "length at {i}");
+        }
+        for (k, v) in &m {
+            assert_eq!(t.get(*k), Some(*v));
+        }
     }
 
     /// Twelve fingerprints with one home line fill it and the two after it; each is found,

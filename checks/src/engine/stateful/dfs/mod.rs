@@ -202,8 +202,7 @@ pub(super) trait Explorer<M: Checked> {
     /// A new state was reached (past the initial one): count what the transition into it found.
     fn account_arrival(&self, cx: &mut Ctx<'_, M>, g: &StatefulGhost<M>) {
         if cx.began {
-            let (found, cov) = g.take();
-            let ids = cx.found.account(cx.spec, found, cov);
+            let ids = g.drain_found(|found, cov| cx.found.account(cx.spec, found, cov));
             self.found(cx, &ids);
         }
     }
@@ -211,8 +210,7 @@ pub(super) trait Explorer<M: Checked> {
     /// The execution the search just ran ended (not in fast-forward): what its last transition
     /// and the end checks found.
     fn ended(&self, cx: &mut Ctx<'_, M>, end: &RunEnd, fin: Option<&M::Final>, g: &StatefulGhost<M>) {
-        let (found, cov) = g.take();
-        let mut ids_now = cx.found.account(cx.spec, found, cov);
+        let mut ids_now = g.drain_found(|found, cov| cx.found.account(cx.spec, found, cov));
         match (end, fin) {
             (RunEnd::AllFinished, Some(fin)) => {
                 let end = g.end(fin);
@@ -237,7 +235,7 @@ pub(super) trait Explorer<M: Checked> {
 /// that gave the job away, and from here on what this worker's transitions find counts. The
 /// transitions given that are enabled here.
 pub(super) fn job_root<M: Checked>(cx: &mut Ctx<'_, M>, p: &SchedPoint<'_>, g: &StatefulGhost<M>, todo: u32) -> u32 {
-    let _ = g.take();
+    g.drain_found(|_, _| ());
     g.discard_step();
     cx.began = true;
     cx.tasks_mask = super::space::tasks_mask(p);

@@ -72,22 +72,22 @@ impl SleepStore {
 
     fn visit(&mut self, budget: &Budget, stacks: u64, fp: u64, asleep: u32) -> Visit {
         match self {
-            SleepStore::Own(table) => match table.get(fp) {
-                Some(stored) => {
-                    let left = stored & !asleep;
-                    if left != 0 {
-                        table.insert(fp, stored & asleep);
-                    }
-                    Visit::Seen(left)
+            SleepStore::Own(table) => {
+                let mut left = 0;
+                match table.get_update(fp, |stored| {
+                    left = *stored & !asleep;
+                    *stored &= asleep;
+                }) {
+                    Ok(()) => Visit::Seen(left),
+                    Err(slot) => match budget.reserve(table, stacks) {
+                        Err(why) => Visit::Full(why),
+                        Ok(()) => {
+                            table.put_at(slot, fp, asleep);
+                            Visit::New
+                        }
+                    },
                 }
-                None => match budget.reserve(table, stacks) {
-                    Err(why) => Visit::Full(why),
-                    Ok(()) => {
-                        table.insert(fp, asleep);
-                        Visit::New
-                    }
-                },
-            },
+            }
             SleepStore::Shared(sh) => match budget.reserve_shared(sh) {
                 Err(why) => Visit::Full(why),
                 Ok(()) => sh.visit_sleeping(fp, asleep).map_or(Visit::New, Visit::Seen),
@@ -99,9 +99,11 @@ impl SleepStore {
 /// The sleep-set explorer.
 pub(crate) struct Sleep<M: Checked> {
     pub store: SleepStore,
+    /// The path is `frames[..depth]`; the frames past it are popped ones, kept in place for
+    /// their vectors' room (a frame is a few hundred bytes: moving it in and out of the path
+    /// was 4 to 5 % of the safety proof's time, `perf`).
     frames: Vec<PFrame<M>>,
-    /// Popped frames, kept for their vectors' room.
-    spare: Vec<PFrame<M>>,
+    depth: usize,
     /// Steps no frame holds any more, kept for their allocation and their events' room.
     pool: Vec<Rc<Step<M>>>,
 }
@@ -111,42 +113,46 @@ const POOL: usize = 1 << 12;
 
 impl<M: Checked> Sleep<M> {
     pub fn new(store: SleepStore) -> Self {
-        Sleep { store, frames: Vec::new(), spare: Vec::new(), pool: Vec::new() }
+        Sleep { store, frames: Vec::new(), depth: 0, pool: Vec::new() }
     }
 
-    /// A frame (a popped one reused: its vectors keep their room), with empty sets.
-    fn spare_frame(&mut self) -> PFrame<M> {
-        let mut frame = self.spare.pop().unwrap_or_else(|| PFrame {
-            todo: 0,
-            chosen: 0,
-            sleep: Vec::new(),
-            done: Vec::new(),
-            online: M::Online::default(),
-            ops: Vec::new(),
-            shape: Shape::default(),
-        });
-        frame.sleep.clear();
-        frame.done.clear();
-        frame
+    /// Makes sure the slot past the path holds a frame (a popped one is reused in place: its
+    /// vectors keep their room); its sets are empty.
+    fn slot(&mut self) {
+        if self.frames.len() == self.depth {
+            self.frames.push(PFrame {
+                todo: 0,
+                chosen: 0,
+                sleep: Vec::new(),
+                done: Vec::new(),
+                online: M::Online::default(),
+                ops: Vec::new(),
+                shape: Shape::default(),
+            });
+        }
     }
 
-    /// A frame no longer on the path: its sleeping steps let go, its explored ones that
-    /// nothing else holds kept for reuse (a frame's children are retired before it, so by
-    /// then the only holders of its steps are gone), and the frame kept for its room.
-    fn retire(&mut self, mut frame: PFrame<M>) {
+    /// The frame at `at`, no longer on the path (or never pushed): its sleeping steps let
+    /// go, its explored ones that nothing else holds kept for reuse (a frame's children are
+    /// retired before it, so by then the only holders of its steps are gone).
+    fn retire(frame: &mut PFrame<M>, pool: &mut Vec<Rc<Step<M>>>) {
         frame.sleep.clear();
         for step in frame.done.drain(..) {
-            if Rc::strong_count(&step) == 1 && self.pool.len() < POOL {
-                self.pool.push(step);
+            if Rc::strong_count(&step) == 1 && pool.len() < POOL {
+                pool.push(step);
             }
         }
-        self.spare.push(frame);
     }
 
     /// The step just taken: task `task` with pending op `op`, its events and ghost
     /// bookkeeping taken from the ghost (in a pooled step's allocation when there is one).
-    fn new_step(&mut self, g: &StatefulGhost<M>, task: u8, op: Option<space::Op>) -> (Rc<Step<M>>, u8) {
-        let mut rc = self.pool.pop().unwrap_or_else(|| Rc::new(Step { task, op, events: Vec::new(), touch: 0 }));
+    fn new_step(
+        pool: &mut Vec<Rc<Step<M>>>,
+        g: &StatefulGhost<M>,
+        task: u8,
+        op: Option<space::Op>,
+    ) -> (Rc<Step<M>>, u8) {
+        let mut rc = pool.pop().unwrap_or_else(|| Rc::new(Step { task, op, events: Vec::new(), touch: 0 }));
         let step = Rc::get_mut(&mut rc).expect("a pooled step is held by the pool alone");
         let touch = g.take_step_into(&mut step.events);
         step.task = task;
@@ -171,10 +177,10 @@ impl<M: Checked> Sleep<M> {
 impl<M: Checked> Explorer<M> for Sleep<M> {
     type Frame = PFrame<M>;
     fn frames(&self) -> &[PFrame<M>] {
-        &self.frames
+        &self.frames[..self.depth]
     }
     fn frames_mut(&mut self) -> &mut [PFrame<M>] {
-        &mut self.frames
+        &mut self.frames[..self.depth]
     }
 
     fn arrive(&mut self, cx: &mut Ctx<'_, M>, p: &SchedPoint<'_>, g: &StatefulGhost<M>) -> Arrival {
@@ -185,35 +191,36 @@ impl<M: Checked> Explorer<M> for Sleep<M> {
         self.account_arrival(cx, g);
         // The sleep set of this state: the parent's sleeping and explored transitions that are
         // independent of the one just taken.
-        let mut frame = self.spare_frame();
-        if self.frames.is_empty() {
-            // The initial state: what the body did before it is no step of the search.
-            g.discard_step();
-        }
-        if let Some(top) = self.frames.last() {
+        self.slot();
+        let stacks = self.stacks_bytes();
+        let depth = self.depth;
+        let (path, past) = self.frames.split_at_mut(depth);
+        let frame = &mut past[0];
+        if let Some(top) = path.last_mut() {
             let (t, before, op) = (top.chosen, top.shape, top.ops[top.chosen as usize]);
-            let (mut step, mut touch) = self.new_step(g, t, op);
+            let (mut step, mut touch) = Self::new_step(&mut self.pool, g, t, op);
             if (before.tasks, before.objects, before.locks) != (shape.tasks, shape.objects, shape.locks)
                 || (shape.finished & !before.finished) != 0
             {
                 touch |= TOUCH_GLOBAL;
             }
             Rc::get_mut(&mut step).expect("a new step").touch = touch;
-            let top = self.frames.last().expect("a frame");
             for a in top.sleep.iter().chain(&top.done) {
                 if independent(a, &step, &top.online, g, cx.defect) {
                     frame.sleep.push(Rc::clone(a));
                 }
             }
-            self.frames.last_mut().expect("a frame").done.push(step);
+            top.done.push(step);
+        } else {
+            // The initial state: what the body did before it is no step of the search.
+            g.discard_step();
         }
         if cx.found.halted() {
-            self.retire(frame);
+            Self::retire(frame, &mut self.pool);
             return Arrival::Known(lowest(enabled));
         }
         let asleep = frame.sleep.iter().fold(0u32, |m, a| m | 1 << a.task) & enabled;
         let canonical = cx.canon.to_canonical(asleep, image);
-        let stacks = self.stacks_bytes();
         let todo = match self.store.visit(&cx.budget, stacks, fp, canonical) {
             Visit::Full(why) => {
                 cx.found.stopped_by = Some(why);
@@ -231,15 +238,15 @@ impl<M: Checked> Explorer<M> for Sleep<M> {
             }
         };
         if todo == 0 {
-            self.retire(frame);
+            Self::retire(frame, &mut self.pool);
             return Arrival::Known(lowest(enabled));
         }
         let first = lowest(todo);
         frame.todo = todo & !(1 << first);
         frame.chosen = first as u8;
-        Self::snapshot(&mut frame, p, g);
-        self.frames.push(frame);
-        cx.found.max_depth = cx.found.max_depth.max(self.frames.len());
+        Self::snapshot(frame, p, g);
+        self.depth += 1;
+        cx.found.max_depth = cx.found.max_depth.max(self.depth);
         Arrival::Explore(first)
     }
 
@@ -247,31 +254,34 @@ impl<M: Checked> Explorer<M> for Sleep<M> {
     fn arrive_root(&mut self, cx: &mut Ctx<'_, M>, p: &SchedPoint<'_>, g: &StatefulGhost<M>, todo: u32) -> TaskId {
         let todo = job_root(cx, p, g, todo);
         let first = lowest(todo);
-        let mut frame = self.spare_frame();
+        self.slot();
+        let frame = &mut self.frames[self.depth];
         frame.todo = todo & !(1 << first);
         frame.chosen = first as u8;
-        Self::snapshot(&mut frame, p, g);
-        self.frames.push(frame);
+        Self::snapshot(frame, p, g);
+        self.depth += 1;
         first
     }
 
     fn backtrack(&mut self, _: &mut Ctx<'_, M>) -> bool {
-        while let Some(top) = self.frames.last_mut() {
+        while self.depth > 0 {
+            let top = &mut self.frames[self.depth - 1];
             if top.todo != 0 {
                 let t = top.todo.trailing_zeros();
                 top.todo &= !(1 << t);
                 top.chosen = t as u8;
                 return true;
             }
-            let f = self.frames.pop().expect("a frame");
-            self.retire(f);
+            Self::retire(top, &mut self.pool);
+            self.depth -= 1;
         }
         false
     }
 
     fn clear(&mut self) {
-        while let Some(f) = self.frames.pop() {
-            self.retire(f);
+        while self.depth > 0 {
+            self.depth -= 1;
+            Self::retire(&mut self.frames[self.depth], &mut self.pool);
         }
     }
     fn states(&self) -> u64 {

@@ -15,11 +15,12 @@ use crate::engine::stateful::symmetry::Census;
 use crate::engine::stateful::table::FpTable;
 use crate::monitor::Checked;
 
-/// A state's entry in the visited table once its strongly connected component is complete.
-const DONE: u32 = u32::MAX;
-
-/// A state on Tarjan's stack (its component is not complete yet).
+/// A state on Tarjan's stack (its component is not complete yet). The stack holds its states
+/// in the order of their indices, so whether a state is on it is a binary search; the visited
+/// table keeps every state's index for good (marking a closed component's states in the table
+/// was a second cache miss a state).
 struct TEntry {
+    index: u32,
     fp: u64,
     enabled: u32,
     moves: u32,
@@ -67,6 +68,11 @@ impl Tarjan {
         fp
     }
 
+    /// Whether the state of index `index` is on Tarjan's stack (its component is open).
+    fn on_stack(&self, index: u32) -> bool {
+        self.tstack.binary_search_by_key(&index, |e| e.index).is_ok()
+    }
+
     fn stacks_bytes(&self) -> u64 {
         (self.frames.capacity() * std::mem::size_of::<Frame>()) as u64
             + (self.tstack.capacity() * std::mem::size_of::<TEntry>()) as u64
@@ -79,15 +85,12 @@ impl Tarjan {
         if f.low == f.index {
             // `f` is the root of a strongly connected component: the states above it on
             // Tarjan's stack.
-            let members: Vec<TEntry> = self.tstack.drain(f.tpos..).collect();
+            let members = &self.tstack[f.tpos..];
             let mut moves = 0u32;
             let mut disabled = 0u32;
-            for m in &members {
+            for m in members {
                 moves |= m.moves;
                 disabled |= !m.enabled & cx.tasks_mask;
-                if let Some(v) = self.visited.get_mut(m.fp) {
-                    *v = DONE;
-                }
             }
             // A fair cycle: the component has a transition inside it, and every task either
             // moves inside it or is disabled somewhere in it (weak fairness); under symmetry,
@@ -109,6 +112,7 @@ impl Tarjan {
                     });
                 }
             }
+            self.tstack.truncate(f.tpos);
         }
         if let Some(parent) = self.frames.last_mut() {
             parent.low = parent.low.min(f.low);
@@ -140,17 +144,22 @@ impl<M: Checked> Explorer<M> for Tarjan {
         if cx.halted() {
             return Arrival::Known(lowest(enabled));
         }
-        if let Some(index) = self.visited.get(fp) {
-            if index != DONE {
-                // A state on Tarjan's stack: this transition closes a cycle inside its
-                // component.
-                if let Some(parent) = self.frames.last_mut() {
-                    parent.low = parent.low.min(index);
-                    parent.moves |= 1 << parent.mover();
+        let mut known = None;
+        let slot = match self.visited.get_update(fp, |v| known = Some(*v)) {
+            Ok(()) => {
+                let index = known.expect("a stored state has an index");
+                if self.on_stack(index) {
+                    // A state on Tarjan's stack: this transition closes a cycle inside its
+                    // component.
+                    if let Some(parent) = self.frames.last_mut() {
+                        parent.low = parent.low.min(index);
+                        parent.moves |= 1 << parent.mover();
+                    }
                 }
+                return Arrival::Known(lowest(enabled));
             }
-            return Arrival::Known(lowest(enabled));
-        }
+            Err(slot) => slot,
+        };
         let stacks = self.stacks_bytes();
         if let Err(why) = cx.budget.reserve(&mut self.visited, stacks) {
             cx.found.stopped_by = Some(why);
@@ -159,9 +168,9 @@ impl<M: Checked> Explorer<M> for Tarjan {
         let index = self.next_index;
         self.next_index += 1;
         cx.began = true;
-        self.visited.insert(fp, index);
+        self.visited.put_at(slot, fp, index);
         let tpos = self.tstack.len();
-        self.tstack.push(TEntry { fp, enabled: runnable, moves: 0 });
+        self.tstack.push(TEntry { index, fp, enabled: runnable, moves: 0 });
         let first = lowest(enabled);
         self.frames.push(Frame {
             index,
