@@ -118,7 +118,7 @@ pub(super) fn class_cycles(stored: &Stored, c: &Component, ignore_key: bool) -> 
             let n = u64::from(n);
             inside.contains(&n) && (ignore_key || stored.keys_of(n as u32).is_some_and(|v| v.binary_search(&k).is_ok()))
         };
-        for sub in stored.sccs(&keep) {
+        for sub in stored.sccs(keep) {
             if fair(sub.moves, sub.disabled, sub.tasks) && sub.moves & k.must_move == k.must_move {
                 out.push((k, sub));
             }

@@ -342,13 +342,16 @@ impl Stored {
     /// The strongly connected components, with a transition inside them, of the subgraph of
     /// the nodes `keep` admits (an iterative Tarjan; once a node's component has closed, its
     /// low link holds the component's number).
-    pub fn sccs(&self, keep: &dyn Fn(u32) -> bool) -> Vec<Component> {
+    pub fn sccs(&self, keep: impl Fn(u32) -> bool) -> Vec<Component> {
         let nodes = &self.nodes;
         let n = nodes.len();
         const UNSEEN: u32 = u32::MAX;
-        let mut idx = vec![UNSEEN; n];
-        let mut low = vec![0u32; n];
-        let mut on_stack = vec![false; n];
+        // Each node's index and low link side by side, and whether it is on the stack in a
+        // bit set: one cache miss a node visited, not three (the pass is serial after the
+        // workers' search).
+        let mut idx_low = vec![[UNSEEN, 0u32]; n];
+        let mut on_stack = vec![0u64; n.div_ceil(64)];
+        let on = |s: &[u64], w: u32| s[w as usize / 64] & (1 << (w % 64)) != 0;
         let mut stack: Vec<u32> = Vec::new();
         // The components with a transition inside, by number.
         let mut out: Vec<(u32, Vec<u32>)> = Vec::new();
@@ -358,15 +361,14 @@ impl Stored {
         // (node, next transition of its row to look at)
         let mut call: Vec<(u32, u32)> = Vec::new();
         for root in 0..n as u32 {
-            if idx[root as usize] != UNSEEN || !keep(root) {
+            if idx_low[root as usize][0] != UNSEEN || !keep(root) {
                 continue;
             }
             call.push((root, 0));
-            idx[root as usize] = next;
-            low[root as usize] = next;
+            idx_low[root as usize] = [next, next];
             next += 1;
             stack.push(root);
-            on_stack[root as usize] = true;
+            on_stack[root as usize / 64] |= 1 << (root % 64);
             while let Some(&mut (v, ref mut e)) = call.last_mut() {
                 let row = self.out(v);
                 if let Some(&l) = row.get(*e as usize) {
@@ -375,30 +377,33 @@ impl Stored {
                     if (l.stale && !self.with_stale) || !keep(w) {
                         continue;
                     }
-                    if idx[w as usize] == UNSEEN {
-                        idx[w as usize] = next;
-                        low[w as usize] = next;
+                    let wi = idx_low[w as usize][0];
+                    if wi == UNSEEN {
+                        idx_low[w as usize] = [next, next];
                         next += 1;
                         stack.push(w);
-                        on_stack[w as usize] = true;
+                        on_stack[w as usize / 64] |= 1 << (w % 64);
                         call.push((w, 0));
-                    } else if on_stack[w as usize] {
-                        low[v as usize] = low[v as usize].min(idx[w as usize]);
+                    } else if on(&on_stack, w) {
+                        let vl = &mut idx_low[v as usize][1];
+                        *vl = (*vl).min(wi);
                     }
                     continue;
                 }
                 call.pop();
+                let [vi, vl] = idx_low[v as usize];
                 if let Some(&(u, _)) = call.last() {
-                    low[u as usize] = low[u as usize].min(low[v as usize]);
+                    let ul = &mut idx_low[u as usize][1];
+                    *ul = (*ul).min(vl);
                 }
-                if low[v as usize] == idx[v as usize] {
+                if vl == vi {
                     let c = closed;
                     closed += 1;
                     let members = &mut scratch;
                     members.clear();
                     loop {
                         let w = stack.pop().expect("Tarjan's stack");
-                        on_stack[w as usize] = false;
+                        on_stack[w as usize / 64] &= !(1 << (w % 64));
                         members.push(w);
                         if w == v {
                             break;
@@ -409,7 +414,7 @@ impl Stored {
                     // left out now).
                     let looped = members.len() > 1 || self.row(v).any(|l| l.to == v);
                     for &w in members.iter() {
-                        low[w as usize] = c;
+                        idx_low[w as usize][1] = c;
                     }
                     if looped {
                         out.push((c, members.clone()));
@@ -417,13 +422,14 @@ impl Stored {
                 }
             }
         }
-        drop((idx, on_stack));
+        drop(on_stack);
+        let low = |w: u32| idx_low[w as usize][1];
         let mut comps = Vec::new();
         for (c, members) in out {
             let mut moves = 0u32;
             for &m in &members {
                 for l in self.row(m) {
-                    if low[l.to as usize] == c && keep(l.to) {
+                    if low(l.to) == c && keep(l.to) {
                         moves |= 1 << l.task;
                     }
                 }
@@ -455,7 +461,7 @@ impl Stored {
 
     /// The strongly connected components of the whole graph that have a transition inside.
     pub fn components(&self) -> Vec<Component> {
-        self.sccs(&|_| true)
+        self.sccs(|_| true)
     }
 
     /// The node of the state `fp`, if it is stored.

@@ -29,14 +29,15 @@ impl Clock {
     }
 
     /// Calls the progress callback, at most every 200 ms.
-    pub fn report(&mut self, opts: &Options, executions: u64, states: u64, depth: usize) {
+    /// (`states` is asked only when a report is due: the workers' table sums its shards.)
+    pub fn report(&mut self, opts: &Options, executions: u64, states: impl FnOnce() -> u64, depth: usize) {
         if let Some(p) = &opts.progress {
             if self.last_progress.elapsed() >= Duration::from_millis(200) {
                 self.last_progress = Instant::now();
                 p(&Progress {
                     executions,
                     seconds: self.start.elapsed().as_secs_f64(),
-                    states: Some(states),
+                    states: Some(states()),
                     depth: Some(depth),
                 });
             }
@@ -46,7 +47,7 @@ impl Clock {
     /// [`Clock::report`], asked at every backtrack of the snapshot driver: it reads the clock
     /// on the first call and every 64th (reading it each time was 1.8 % of the safety proof's
     /// time, `perf`).
-    pub fn report_sampled(&mut self, opts: &Options, executions: u64, states: u64, depth: usize) {
+    pub fn report_sampled(&mut self, opts: &Options, executions: u64, states: impl FnOnce() -> u64, depth: usize) {
         let t = self.report_ticks;
         self.report_ticks = t.wrapping_add(1);
         if t.is_multiple_of(64) {
@@ -102,7 +103,7 @@ pub(super) fn run<M: Checked, E: Explorer<M>>(
             return None;
         }
         let depth = cx.job.prefix.len() + ex.depth();
-        clock.report(opts, runner.executions, ex.states(), depth);
+        clock.report(opts, runner.executions, || ex.states(), depth);
         donate(cx, ex);
         let mut step = 0usize;
         let mut ff = false;

@@ -116,7 +116,7 @@ impl<M: Checked, E: Explorer<M>> SnapSearch<'_, '_, M, E> {
             }
             donate(cx, ex);
         }
-        self.clock.report_sampled(self.opts, self.executions + self.restores, ex.states(), ex.depth());
+        self.clock.report_sampled(self.opts, self.executions + self.restores, || ex.states(), ex.depth());
         if !ex.backtrack(cx) {
             // The job is done. Where tasks can still move, run them to their end (fast-forward,
             // as a replaying search's tail): stopping here would unwind every unfinished task's
@@ -223,7 +223,8 @@ impl<M: Checked, E: Explorer<M>> SnapChooser for SnapSearch<'_, '_, M, E> {
                 self.cx.found.stopped_by = Some("time limit");
                 return Decision::Stop;
             }
-            self.clock.report(self.opts, self.executions + self.restores, self.ex.states(), self.ex.depth());
+            let ex = &*self.ex;
+            self.clock.report(self.opts, self.executions + self.restores, || ex.states(), ex.depth());
         }
         let todo = self.ex.todo(depth);
         if todo != 0 && (self.live == 0 || self.bytes < self.cap) {

@@ -92,8 +92,7 @@ impl Budget {
     /// room for one shard to double (for a moment it holds its old slots and its new ones),
     /// and the graphs the workers record beside it.
     pub fn reserve_shared(&self, table: &Sharded) -> Result<(), &'static str> {
-        let n = table.states.load(Relaxed);
-        if self.max_states.is_some_and(|m| n >= m) {
+        if self.max_states.is_some_and(|m| table.len() >= m) {
             return Err("state budget (max_states)");
         }
         let held = table.table_bytes.load(Relaxed);
@@ -107,17 +106,25 @@ impl Budget {
     }
 }
 
-/// A shard: its table behind its lock, and where the table's lines are, readable without the
-/// lock for a prefetch ([`Sharded::prefetch`]); on cache lines of their own, so that two
-/// workers on two shards do not write one line.
+/// A shard: its table behind its lock, and the states it holds (written under the lock, on
+/// the lock's own line); on cache lines of their own, so that two workers on two shards do
+/// not write one line.
 #[repr(align(128))]
 struct Shard {
     table: Mutex<FpTable>,
+    states: AtomicU64,
+}
+
+/// Where a shard's lines are, readable without its lock for a prefetch
+/// ([`Sharded::prefetch`]); written only when the shard grows, so that a worker's prefetch
+/// does not wait for the shard's lock line, which the other workers write at every lookup.
+#[derive(Default)]
+struct Hint {
     base: AtomicUsize,
     shift: AtomicU32,
 }
 
-impl Shard {
+impl Hint {
     /// The table grew (or got its first lines): say where its lines are now.
     fn moved(&self, t: &FpTable) {
         if let Some((base, shift)) = t.line_hint() {
@@ -127,11 +134,13 @@ impl Shard {
     }
 }
 
-/// The visited table the workers of one search share.
+/// The visited table the workers of one search share. Its fields are read at every lookup and
+/// written only when a shard grows: the states stored are counted per shard, under the
+/// shard's lock (one counter that every worker incremented for every new state shared its
+/// line with `shards` and made every lookup miss, `perf`).
 pub(super) struct Sharded {
     shards: Box<[Shard]>,
-    /// States stored, by every worker.
-    pub states: AtomicU64,
+    hints: Box<[Hint]>,
     /// The bytes of the graphs the workers record (when a cycle invariant is checked).
     pub graph_bytes: AtomicU64,
     /// The bytes of the shards' slots, counted as they grow.
@@ -146,13 +155,9 @@ impl Default for Sharded {
     fn default() -> Self {
         Sharded {
             shards: (0..SHARDS)
-                .map(|_| Shard {
-                    table: Mutex::new(FpTable::default()),
-                    base: AtomicUsize::new(0),
-                    shift: AtomicU32::new(0),
-                })
+                .map(|_| Shard { table: Mutex::new(FpTable::default()), states: AtomicU64::new(0) })
                 .collect(),
-            states: AtomicU64::new(0),
+            hints: (0..SHARDS).map(|_| Hint::default()).collect(),
             graph_bytes: AtomicU64::new(0),
             table_bytes: AtomicU64::new(0),
         }
@@ -160,18 +165,23 @@ impl Default for Sharded {
 }
 
 impl Sharded {
+    fn index(fp: u64) -> usize {
+        (fp >> 56) as usize % SHARDS
+    }
+
     fn shard(&self, fp: u64) -> &Shard {
-        &self.shards[(fp >> 56) as usize % SHARDS]
+        &self.shards[Self::index(fp)]
     }
 
     /// Ask the processor for the line of `fp`'s shard where `fp` would be, before the lookup
     /// (a hint, read without the lock: a shard that grew since costs one useless prefetch).
     #[inline]
     pub fn prefetch(&self, fp: u64) {
-        let sh = self.shard(fp);
-        let base = sh.base.load(Relaxed);
+        let i = Self::index(fp);
+        let hint = &self.hints[i];
+        let base = hint.base.load(Relaxed);
         if base != 0 {
-            prefetch_line(base, sh.shift.load(Relaxed), fp);
+            prefetch_line(base, hint.shift.load(Relaxed), fp);
         }
     }
 
@@ -182,20 +192,20 @@ impl Sharded {
         if t.contains_key(fp) {
             return false;
         }
-        self.stored(sh, &mut t, fp, value);
+        self.stored(fp, sh, &mut t, value);
         true
     }
 
-    /// Store `fp` (new) in shard `sh`'s table `t`, counting the shard's growth.
+    /// Store `fp` (new) in its shard `sh`'s table `t`, counting the shard's growth.
     #[inline]
-    fn stored(&self, sh: &Shard, t: &mut FpTable, fp: u64, value: u32) {
+    fn stored(&self, fp: u64, sh: &Shard, t: &mut FpTable, value: u32) {
         let bytes = t.bytes();
         t.insert(fp, value);
         if t.bytes() != bytes {
             self.table_bytes.fetch_add(t.bytes() - bytes, Relaxed);
-            sh.moved(t);
+            self.hints[Self::index(fp)].moved(t);
         }
-        self.states.fetch_add(1, Relaxed);
+        sh.states.store(t.len() as u64, Relaxed);
     }
 
     /// Insert `fp` with `value` if it is not stored: `None` if it was new, else the value it
@@ -206,7 +216,7 @@ impl Sharded {
         if let Some(v) = t.get(fp) {
             return Some(v);
         }
-        self.stored(sh, &mut t, fp, value);
+        self.stored(fp, sh, &mut t, value);
         None
     }
 
@@ -233,7 +243,7 @@ impl Sharded {
                 Some(left)
             }
             None => {
-                self.stored(sh, &mut t, fp, asleep);
+                self.stored(fp, sh, &mut t, asleep);
                 None
             }
         }
@@ -241,7 +251,7 @@ impl Sharded {
 
     /// States stored.
     pub fn len(&self) -> u64 {
-        self.states.load(Relaxed)
+        self.shards.iter().map(|sh| sh.states.load(Relaxed)).sum()
     }
 
     /// The bytes of its slots.
@@ -293,6 +303,10 @@ mod tests {
         assert_eq!(s.bytes(), counted);
         assert!(s.bytes() >= s.len() * 12, "{} bytes for {} states", s.bytes(), s.len());
         // Every shard says where its lines are, for the prefetch.
-        assert!(s.shards.iter().all(|sh| sh.base.load(Relaxed) == lock(&sh.table).line_hint().unwrap().0));
+        assert!(s
+            .shards
+            .iter()
+            .zip(s.hints.iter())
+            .all(|(sh, h)| h.base.load(Relaxed) == lock(&sh.table).line_hint().unwrap().0));
     }
 }

@@ -130,7 +130,7 @@ impl<M: Checked> Explorer<M> for Shared {
         cx.tasks_mask = tasks_mask(p);
         if std::mem::take(&mut cx.job.skip_arrival) {
             // A state another worker sent: it counted the transition into it.
-            let _ = g.take();
+            g.drain_found(|_, _| ());
             g.discard_step();
             cx.began = true;
         } else {
