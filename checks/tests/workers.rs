@@ -11,7 +11,9 @@
 //! loses a transition it hands over (`ReductionDefect::WorkersLoseGivenTransition`: states
 //! are missed), and workers that record only the transitions into new states
 //! (`ReductionDefect::WorkersRecordTreeEdgesOnly`: the graph has no cycle, so a livelock
-//! passes).
+//! passes). A third, in a worker's cache of states it found stored lately: a cache that does
+//! not compare fingerprints (`ReductionDefect::WorkersRecentIgnoresKey`) takes new states for
+//! stored ones, and fewer states are stored.
 
 use std::collections::BTreeSet;
 
@@ -181,4 +183,23 @@ fn a_graph_without_its_back_edges_is_caught() {
         }
     }
     assert_eq!(caught.len(), 2, "{caught:?}");
+}
+
+/// A worker's cache of the states it found stored lately answers for the shared table without
+/// its lock; one that does not compare fingerprints takes new states for known ones, and the
+/// comparison with one worker catches it (fewer states). Without the defect the cache is hit
+/// and the states are one worker's. (The file checks every invariant, `progress` among them,
+/// so the workers record the graph and number its states.)
+#[test]
+fn a_recent_cache_that_ignores_its_key_is_caught() {
+    let sc = scenario::load(&common::scenarios_dir().join("kswapd-stall/recheck-3kswapd-writer-anytime-stateful.toml"))
+        .unwrap();
+    let engine = Engine::Stateful { max_states: None, memory: Memory::Sc };
+    let one = explore_with(engine, &sc, 1, None);
+    assert!(one.complete);
+    let good = explore_with(engine, &sc, 2, None);
+    assert_eq!(differ(&good, &one), None);
+    let bad = explore_with(engine, &sc, 2, Some(ReductionDefect::WorkersRecentIgnoresKey));
+    let why = differ(&bad, &one).expect("the seeded defect went unnoticed");
+    assert!(why.contains("states") || why.contains("invariants") || why.contains("violation"), "{why}");
 }

@@ -252,6 +252,10 @@ pub enum ReductionDefect {
     /// `--workers`: the workers record only the transitions that reached a new state (a
     /// spanning forest), so the fair-cycle pass sees no cycle.
     WorkersRecordTreeEdgesOnly,
+    /// `--workers` on a cycle invariant: a worker's cache of states it found stored lately
+    /// takes any state whose slot is filled for the one stored there (the fingerprint is not
+    /// compared), so states that were never stored count as known.
+    WorkersRecentIgnoresKey,
     /// The fair-cycle classes of lasso invariants (`no-soft-lockup`) forget that every state of
     /// a classed cycle must keep the stuck situation: any fair component where one state has
     /// it is classed.

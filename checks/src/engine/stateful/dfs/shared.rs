@@ -44,11 +44,27 @@ pub(crate) struct Shared {
     rows: Vec<Vec<Link>>,
     /// The bytes of its graph last counted in the shared table's budget.
     graph_bytes: u64,
+    /// States this worker found stored lately, and their numbers (direct-mapped by
+    /// fingerprint; a number never changes once given): a hit needs no lock of a shard,
+    /// whose line the other workers write at every lookup. Empty without a numbered graph.
+    recent: Vec<(u64, u32)>,
 }
+
+/// Entries of a worker's [`Shared::recent`].
+const RECENT: usize = 1 << 15;
 
 impl Shared {
     pub fn new(table: Arc<Sharded>, graph: Option<Graph>, owner: Option<(usize, usize)>) -> Self {
-        Shared { table, frames: Vec::new(), graph, owner, outbox: Vec::new(), rows: Vec::new(), graph_bytes: 0 }
+        Shared {
+            table,
+            frames: Vec::new(),
+            graph,
+            owner,
+            outbox: Vec::new(),
+            rows: Vec::new(),
+            graph_bytes: 0,
+            recent: Vec::new(),
+        }
     }
 
     /// A state goes on the path.
@@ -101,13 +117,28 @@ impl Shared {
         let Some((numbering, stored)) = numbering else {
             return (if self.table.insert(fp, 0) { Fate::New } else { Fate::Known }, 0);
         };
+        if self.recent.is_empty() {
+            self.recent = vec![(0, 0); RECENT];
+        }
+        let slot = (fp as usize) % RECENT;
+        let (seen, known) = self.recent[slot];
+        let ignore_key = cx.defect == Some(ReductionDefect::WorkersRecentIgnoresKey);
+        if fp != 0 && (seen == fp || (ignore_key && seen != 0)) {
+            return (Fate::Known, known);
+        }
         let Some(number) = numbering.number(stored) else {
             cx.found.stopped_by = Some("graph (more states for one worker than its node numbers hold)");
             return (Fate::Stopped, 0);
         };
         match self.table.insert_or_get(fp, number) {
-            None => (Fate::New, number),
-            Some(known) => (Fate::Known, known),
+            None => {
+                self.recent[slot] = (fp, number);
+                (Fate::New, number)
+            }
+            Some(known) => {
+                self.recent[slot] = (fp, known);
+                (Fate::Known, known)
+            }
         }
     }
 }
