@@ -252,8 +252,12 @@ impl<'a, M: Checked> Search<'a, M> {
                 (w, workers),
             )
         });
+        // The table is not needed by the fair-cycle pass: it goes before the pass builds its
+        // own arrays, so that the two are never resident together.
+        let totals = (table.len(), table.bytes());
+        drop(table);
         self.merge(outs, workers);
-        self.totals = Some((table.len(), table.bytes()));
+        self.totals = Some(totals);
     }
 
     /// The search over a cluster (cluster.rs). Process 0 ends with the merged outcome, the
