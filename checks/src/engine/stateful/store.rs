@@ -15,7 +15,7 @@ use std::hash::BuildHasherDefault;
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::Mutex;
 
-use super::table::{prefetch_line, FpTable, BYTES_PER_ENTRY_MAX};
+use super::table::{prefetch_line, FpTable, Slot, BYTES_PER_ENTRY_MAX};
 
 /// Fingerprints are already uniformly distributed: hash them by themselves.
 #[derive(Default)]
@@ -134,6 +134,16 @@ impl Hint {
     }
 }
 
+/// A visit with sleep mask `asleep` of a state stored with the mask `stored`: the transitions
+/// earlier visits left asleep and this one does not (to explore now); the stored mask becomes
+/// the intersection. One worker's table and the workers' apply the same rule.
+#[inline]
+pub(super) fn revisit(stored: &mut u32, asleep: u32) -> u32 {
+    let left = *stored & !asleep;
+    *stored &= asleep;
+    left
+}
+
 /// The visited table the workers of one search share. Its fields are read at every lookup and
 /// written only when a shard grows: the states stored are counted per shard, under the
 /// shard's lock (one counter that every worker incremented for every new state shared its
@@ -187,20 +197,15 @@ impl Sharded {
 
     /// Insert `fp` with `value` if it is not stored: whether it was new.
     pub fn insert(&self, fp: u64, value: u32) -> bool {
-        let sh = self.shard(fp);
-        let mut t = lock(&sh.table);
-        if t.contains_key(fp) {
-            return false;
-        }
-        self.stored(fp, sh, &mut t, value);
-        true
+        self.insert_or_get(fp, value).is_none()
     }
 
-    /// Store `fp` (new) in its shard `sh`'s table `t`, counting the shard's growth.
+    /// Store `fp` (new) in its shard `sh`'s table `t`, where its probe found room (`slot`),
+    /// counting the shard's growth.
     #[inline]
-    fn stored(&self, fp: u64, sh: &Shard, t: &mut FpTable, value: u32) {
+    fn stored(&self, fp: u64, sh: &Shard, t: &mut FpTable, slot: Slot, value: u32) {
         let bytes = t.bytes();
-        t.insert(fp, value);
+        t.put_at(slot, fp, value);
         if t.bytes() != bytes {
             self.table_bytes.fetch_add(t.bytes() - bytes, Relaxed);
             self.hints[Self::index(fp)].moved(t);
@@ -213,11 +218,14 @@ impl Sharded {
     pub fn insert_or_get(&self, fp: u64, value: u32) -> Option<u32> {
         let sh = self.shard(fp);
         let mut t = lock(&sh.table);
-        if let Some(v) = t.get(fp) {
-            return Some(v);
+        let mut known = None;
+        match t.get_update(fp, |v| known = Some(*v)) {
+            Ok(()) => known,
+            Err(slot) => {
+                self.stored(fp, sh, &mut t, slot, value);
+                None
+            }
         }
-        self.stored(fp, sh, &mut t, value);
-        None
     }
 
     /// The value `fp` is stored with.
@@ -236,14 +244,11 @@ impl Sharded {
     pub fn visit_sleeping(&self, fp: u64, asleep: u32) -> Option<u32> {
         let sh = self.shard(fp);
         let mut t = lock(&sh.table);
-        match t.get_mut(fp) {
-            Some(stored) => {
-                let left = *stored & !asleep;
-                *stored &= asleep;
-                Some(left)
-            }
-            None => {
-                self.stored(fp, sh, &mut t, asleep);
+        let mut left = 0;
+        match t.get_update(fp, |stored| left = revisit(stored, asleep)) {
+            Ok(()) => Some(left),
+            Err(slot) => {
+                self.stored(fp, sh, &mut t, slot, asleep);
                 None
             }
         }

@@ -13,7 +13,7 @@ use super::{job_root, Arrival, Ctx, Explorer, PathFrame};
 use crate::engine::stateful::ghost::StatefulGhost;
 use crate::engine::stateful::por::{independent, Step, TOUCH_GLOBAL};
 use crate::engine::stateful::space::{self, lowest, SchedPoint, Shape, TaskId};
-use crate::engine::stateful::store::{Budget, Sharded};
+use crate::engine::stateful::store::{revisit, Budget, Sharded};
 use crate::engine::stateful::table::FpTable;
 use crate::monitor::Checked;
 
@@ -74,10 +74,7 @@ impl SleepStore {
         match self {
             SleepStore::Own(table) => {
                 let mut left = 0;
-                match table.get_update(fp, |stored| {
-                    left = *stored & !asleep;
-                    *stored &= asleep;
-                }) {
+                match table.get_update(fp, |stored| left = revisit(stored, asleep)) {
                     Ok(()) => Visit::Seen(left),
                     Err(slot) => match budget.reserve(table, stacks) {
                         Err(why) => Visit::Full(why),
