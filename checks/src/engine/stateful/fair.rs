@@ -9,7 +9,7 @@ use mmmodel::model::Named;
 use super::findings::{decisive, Findings, Target};
 use std::hash::BuildHasherDefault;
 
-use super::graph::{Component, Graph, Stored};
+use super::graph::{with_stored, AnyStored, Component, Graph, Label, Stored};
 use super::store::Identity;
 use super::symmetry::Canon;
 use crate::engine::types::ReductionDefect;
@@ -51,7 +51,18 @@ pub(super) fn fair_components<M: Checked>(
     graphs: Vec<Graph>,
     found: &mut Findings,
 ) -> Result<(), Inconclusive> {
-    let stored = Stored::new(graphs, defect);
+    let any = AnyStored::new(graphs, defect);
+    with_stored!(&any, stored => decide(spec, canon, defect, stored, found))
+}
+
+/// [`fair_components`] over the union, whichever form its transitions take.
+fn decide<M: Checked, L: Label>(
+    spec: &Spec<M>,
+    canon: &Canon,
+    defect: Option<ReductionDefect>,
+    stored: &Stored<L>,
+    found: &mut Findings,
+) -> Result<(), Inconclusive> {
     let inv = M::PROGRESS.name();
     let checks_progress = spec.invariants.contains(&M::PROGRESS);
     let mut first: Option<Target> = None;
@@ -77,7 +88,7 @@ pub(super) fn fair_components<M: Checked>(
             }
         }
         let ignore_key = defect == Some(ReductionDefect::LassoClassIgnoresKey);
-        for (k, sub) in class_cycles(&stored, &c, ignore_key) {
+        for (k, sub) in class_cycles(stored, &c, ignore_key) {
             let Some(&id) = M::LASSO.get(k.class as usize) else { continue };
             if !spec.invariants.contains(&id) {
                 continue;
@@ -106,7 +117,11 @@ pub(super) fn fair_components<M: Checked>(
 /// `must_move` tasks move (a cycle through them keeps the situation for ever).
 /// `ignore_key`: the seeded defect `ReductionDefect::LassoClassIgnoresKey` (every member
 /// of the component is kept).
-pub(super) fn class_cycles(stored: &Stored, c: &Component, ignore_key: bool) -> Vec<(CycleKey, Component)> {
+pub(super) fn class_cycles<L: Label>(
+    stored: &Stored<L>,
+    c: &Component,
+    ignore_key: bool,
+) -> Vec<(CycleKey, Component)> {
     let mut seen: Vec<CycleKey> = c.nodes.iter().filter_map(|&n| stored.keys_of(n)).flatten().copied().collect();
     seen.sort_unstable();
     seen.dedup();
@@ -156,7 +171,7 @@ mod tests {
             keys: vec![(1, a), (2, a), (3, b), (4, b), (1, c), (1, d), (2, d)],
             ..Graph::default()
         };
-        let s = Stored::new(vec![g], None);
+        let AnyStored::Wide(s) = AnyStored::new(vec![g], None) else { panic!("a cluster's graph is wide") };
         let comps = s.components();
         assert_eq!(comps.len(), 1);
         assert!(fair(comps[0].moves, comps[0].disabled, comps[0].tasks));

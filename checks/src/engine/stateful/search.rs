@@ -17,7 +17,7 @@ use super::dfs::tarjan::Tarjan;
 use super::dfs::{Ctx, Explorer, JobStart};
 use super::fair::fair_components;
 use super::findings::{cycles_checked, lasso_checked, Counts, Findings, Target};
-use super::graph::{Graph, Numbering};
+use super::graph::{self, Graph, Numbering};
 use super::market::Market;
 use super::replay::Clock;
 use super::shortest::{report, Shortest};
@@ -243,7 +243,7 @@ impl<'a, M: Checked> Search<'a, M> {
         let table = Arc::new(Sharded::default());
         let quiet = Options { progress: None, ..self.opts.clone() };
         let (spec, engine, max_states, opts) = (self.spec, self.engine, self.cx.budget.max_states, self.opts);
-        let outs = workers::run(workers, &market, |w| {
+        let mut outs = workers::run(workers, &market, |w| {
             let opts = if w == 0 { opts } else { &quiet };
             Search::new(spec, engine, opts, max_states).worker(
                 Arc::clone(&table),
@@ -255,6 +255,8 @@ impl<'a, M: Checked> Search<'a, M> {
         // The table is not needed by the fair-cycle pass: it goes before the pass builds its
         // own arrays, so that the two are never resident together.
         let totals = (table.len(), table.bytes());
+        let mut graphs: Vec<&mut Graph> = outs.iter_mut().filter_map(|o| o.graph.as_mut()).collect();
+        graph::name_states(&mut graphs, &table, workers);
         drop(table);
         self.merge(outs, workers);
         self.totals = Some(totals);

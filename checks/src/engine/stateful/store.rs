@@ -254,6 +254,21 @@ impl Sharded {
         }
     }
 
+    /// Every fingerprint stored in the shards of part `part` of `parts` and its value, to `f`,
+    /// each shard freed once it is read (the table is empty once every part is drained).
+    pub fn drain(&self, part: usize, parts: usize, mut f: impl FnMut(u64, u32)) {
+        let (from, to) = (SHARDS * part / parts, SHARDS * (part + 1) / parts);
+        for (sh, hint) in self.shards[from..to].iter().zip(&self.hints[from..to]) {
+            let t = std::mem::take(&mut *lock(&sh.table));
+            hint.base.store(0, Relaxed);
+            sh.states.store(0, Relaxed);
+            self.table_bytes.fetch_sub(t.bytes().min(self.table_bytes.load(Relaxed)), Relaxed);
+            for (fp, v) in t.entries() {
+                f(fp, v);
+            }
+        }
+    }
+
     /// States stored.
     pub fn len(&self) -> u64 {
         self.shards.iter().map(|sh| sh.states.load(Relaxed)).sum()

@@ -119,6 +119,13 @@ impl FpTable {
         (!self.lines.is_empty()).then_some((self.lines.as_ptr() as usize, self.shift))
     }
 
+    /// Every fingerprint stored and its value.
+    pub fn entries(&self) -> impl Iterator<Item = (u64, u32)> + '_ {
+        let lines =
+            self.lines.iter().flat_map(|l| l.keys.iter().zip(l.vals).filter(|(k, _)| **k != 0).map(|(k, v)| (*k, v)));
+        self.zero.map(|v| (0, v)).into_iter().chain(lines)
+    }
+
     #[inline]
     pub fn get(&self, fp: u64) -> Option<u32> {
         if fp == 0 {

@@ -228,7 +228,7 @@ pub(super) fn decide(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::stateful::graph::{Edge, Node, Stored};
+    use crate::engine::stateful::graph::{AnyStored, Edge, Node};
     use crate::engine::types::ReductionDefect;
 
     struct Lcg(u64);
@@ -269,7 +269,7 @@ mod tests {
     /// Whether some component of the whole graph is fair (`fair.rs`'s test on one machine).
     fn fair_somewhere(g: &Graph, with_stale: bool) -> bool {
         let defect = with_stale.then_some(ReductionDefect::FairnessIgnoresStaleReads);
-        Stored::new(vec![g.clone()], defect).components().iter().any(|c| fair(c.moves, c.disabled, c.tasks))
+        AnyStored::new(vec![g.clone()], defect).components().iter().any(|c| fair(c.moves, c.disabled, c.tasks))
     }
 
     /// What three workers of one timely instance decide on the graphs of `seeds`: for each,

@@ -11,7 +11,7 @@ use mmmodel::kernel::sched::explorer_task;
 use super::{chooser_of, job_root, Arrival, Ctx, Explorer, Frame};
 use crate::engine::stateful::cluster;
 use crate::engine::stateful::ghost::StatefulGhost;
-use crate::engine::stateful::graph::{Edge, Graph, Link, Node};
+use crate::engine::stateful::graph::{Edge, Graph, Link, Marks, Node};
 use crate::engine::stateful::space::{self, lowest, tasks_mask, SchedPoint, TaskId};
 use crate::engine::stateful::store::Sharded;
 use crate::engine::types::ReductionDefect;
@@ -113,7 +113,7 @@ impl Shared {
                 return (Fate::Sent, 0);
             }
         }
-        let numbering = self.graph.as_ref().and_then(|g| Some((g.numbering?, g.nodes.len())));
+        let numbering = self.graph.as_ref().and_then(|g| Some((g.numbering?, g.marks.len())));
         let Some((numbering, stored)) = numbering else {
             return (if self.table.insert(fp, 0) { Fate::New } else { Fate::Known }, 0);
         };
@@ -202,7 +202,12 @@ impl<M: Checked> Explorer<M> for Shared {
         cx.began = true;
         cx.found.stored += 1;
         if let Some(graph) = &mut self.graph {
-            graph.nodes.push(Node { fp, enabled: p.runnable(), tasks: cx.tasks_mask });
+            if graph.numbering.is_some() {
+                // Its fingerprint is in the shared table, with its number.
+                graph.marks.push(Marks { enabled: p.runnable(), tasks: cx.tasks_mask });
+            } else {
+                graph.nodes.push(Node { fp, enabled: p.runnable(), tasks: cx.tasks_mask });
+            }
             if !M::LASSO.is_empty() {
                 let mut keys = Vec::new();
                 g.cycle_keys(&mut keys);
