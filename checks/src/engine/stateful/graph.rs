@@ -77,7 +77,7 @@ impl Packed {
 }
 
 /// What the pass reads of a transition, in either form.
-pub(super) trait Label: Copy {
+pub(super) trait Label: Copy + Send {
     fn to(self) -> u32;
     fn task(self) -> u8;
     fn choice(self) -> u8;
@@ -623,7 +623,7 @@ impl<L: Label> Stored<L> {
         with_stale: bool,
         first_only: bool,
         take: impl Fn(&mut Graph) -> Vec<L>,
-        place_to: impl Fn(&[usize], u32) -> u32,
+        place_to: impl Fn(&[usize], u32) -> u32 + Sync,
     ) -> Self {
         let bits = graphs[0].numbering.map_or(0, |n| n.bits);
         graphs.sort_by_key(|g| g.numbering.map(|n| n.worker));
@@ -646,11 +646,6 @@ impl<L: Label> Stored<L> {
         fps.resize(marks.len(), 0);
         fps.reserve_exact(n - fps.len());
         let mut keys: HashMap<u64, Vec<CycleKey>, BuildHasherDefault<Identity>> = HashMap::default();
-        let mut slices = vec![Slice::default(); n];
-        let mut seen = vec![false; n];
-        // Rows of a node that already has one: (node, pool, start, length).
-        let mut more: Vec<(u32, u32, u32, u32)> = Vec::new();
-        let mut pools = Vec::with_capacity(graphs.len() + 1);
         for (pool, g) in graphs.iter_mut().enumerate() {
             if pool > 0 {
                 let stored = g.marks.len();
@@ -662,27 +657,44 @@ impl<L: Label> Stored<L> {
             for (id, k) in std::mem::take(&mut g.keys) {
                 keys.entry(u64::from(place(id as u32))).or_default().push(k);
             }
-            let mut begin = 0u32;
-            for (&from, &len) in g.rows.iter().zip(&g.lens) {
-                let v = place(from);
-                let end = begin + u32::from(len);
-                let s = Slice { pool: pool as u32, start: begin, len: end - begin };
-                if std::mem::replace(&mut seen[v as usize], true) {
-                    more.push((v, s.pool, s.start, s.len));
-                } else {
-                    slices[v as usize] = s;
-                }
-                begin = end;
-            }
-            g.rows = Vec::new();
-            g.lens = Vec::new();
-            let mut links = take(g);
-            // A worker's numbers become places in the union.
-            for l in &mut links {
-                *l = l.with_to(place_to(&offset, l.to()));
-            }
-            pools.push(links);
         }
+        let mut pools: Vec<Vec<L>> = Vec::with_capacity(graphs.len() + 1);
+        pools.extend(graphs.iter_mut().map(take));
+        // Two independent halves on two threads: where each state's row is (`slices`, from
+        // the workers' rows), and the workers' numbers in the transitions made places in the
+        // union.
+        let (slices, seen, more) = std::thread::scope(|sc| {
+            let offset = &offset;
+            let remap = sc.spawn(|| {
+                for links in pools.iter_mut() {
+                    for l in links.iter_mut() {
+                        *l = l.with_to(place_to(offset, l.to()));
+                    }
+                }
+            });
+            let mut slices = vec![Slice::default(); n];
+            let mut seen = vec![false; n];
+            // Rows of a node that already has one: (node, pool, start, length).
+            let mut more: Vec<(u32, u32, u32, u32)> = Vec::new();
+            for (pool, g) in graphs.iter_mut().enumerate() {
+                let mut begin = 0u32;
+                for (&from, &len) in g.rows.iter().zip(&g.lens) {
+                    let v = place(from);
+                    let s = Slice { pool: pool as u32, start: begin, len: u32::from(len) };
+                    if std::mem::replace(&mut seen[v as usize], true) {
+                        more.push((v, s.pool, s.start, s.len));
+                    } else {
+                        slices[v as usize] = s;
+                    }
+                    begin += u32::from(len);
+                }
+                g.rows = Vec::new();
+                g.lens = Vec::new();
+            }
+            remap.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+            (slices, seen, more)
+        });
+        let (mut slices, mut more) = (slices, more);
         drop(seen);
         if first_only {
             more.clear();
@@ -720,90 +732,86 @@ impl<L: Label> Stored<L> {
     }
 
     /// The strongly connected components, with a transition inside them, of the subgraph of
-    /// the nodes `keep` admits (an iterative Tarjan; once a node's component has closed, its
-    /// low link holds the component's number).
+    /// the nodes `keep` admits: Pearce's one-array variant of Tarjan's algorithm ("A
+    /// space-efficient algorithm for finding strongly connected components", 2016),
+    /// iterative. A node's one word is 0 until it is visited, then its index or the least
+    /// index it reaches on the stack (its low link), and once its component has closed the
+    /// component's number, counted down from `u32::MAX - 1`, above every index: an edge into
+    /// a closed component then never lowers a low link. The stack holds only the nodes that
+    /// are not their component's root. Half the random reads of an index and a low link side
+    /// by side (the pass is serial after the workers' search).
     pub fn sccs(&self, keep: impl Fn(u32) -> bool) -> Vec<Component> {
         let marks = &self.marks;
         let n = marks.len();
-        const UNSEEN: u32 = u32::MAX;
-        // Each node's index and low link side by side, and whether it is on the stack in a
-        // bit set: one cache miss a node visited, not three (the pass is serial after the
-        // workers' search).
-        let mut idx_low = vec![[UNSEEN, 0u32]; n];
-        let mut on_stack = vec![0u64; n.div_ceil(64)];
-        let on = |s: &[u64], w: u32| s[w as usize / 64] & (1 << (w % 64)) != 0;
+        assert!(n < 1 << 31, "the pass numbers components above every index");
+        let mut rindex = vec![0u32; n];
         let mut stack: Vec<u32> = Vec::new();
         // The components with a transition inside, by number.
         let mut out: Vec<(u32, Vec<u32>)> = Vec::new();
-        let mut closed = 0u32;
-        let mut scratch: Vec<u32> = Vec::new();
-        let mut next = 0u32;
-        // (node, next transition of its row to look at)
-        let mut call: Vec<(u32, u32)> = Vec::new();
+        let mut component = u32::MAX - 1;
+        let mut members: Vec<u32> = Vec::new();
+        let mut next = 1u32;
+        // (node, next transition of its row to look at, whether it is still its component's
+        // root)
+        let mut call: Vec<(u32, u32, bool)> = Vec::new();
         for root in 0..n as u32 {
-            if idx_low[root as usize][0] != UNSEEN || !keep(root) {
+            if rindex[root as usize] != 0 || !keep(root) {
                 continue;
             }
-            call.push((root, 0));
-            idx_low[root as usize] = [next, next];
+            rindex[root as usize] = next;
             next += 1;
-            stack.push(root);
-            on_stack[root as usize / 64] |= 1 << (root % 64);
-            while let Some(&mut (v, ref mut e)) = call.last_mut() {
-                let row = self.out(v);
-                if let Some(&l) = row.get(*e as usize) {
+            call.push((root, 0, true));
+            while let Some(&mut (v, ref mut e, ref mut is_root)) = call.last_mut() {
+                if let Some(&l) = self.out(v).get(*e as usize) {
                     *e += 1;
                     let w = l.to();
                     if (l.stale() && !self.with_stale) || !keep(w) {
                         continue;
                     }
-                    let wi = idx_low[w as usize][0];
-                    if wi == UNSEEN {
-                        idx_low[w as usize] = [next, next];
+                    let rw = rindex[w as usize];
+                    if rw == 0 {
+                        rindex[w as usize] = next;
                         next += 1;
-                        stack.push(w);
-                        on_stack[w as usize / 64] |= 1 << (w % 64);
-                        call.push((w, 0));
-                    } else if on(&on_stack, w) {
-                        let vl = &mut idx_low[v as usize][1];
-                        *vl = (*vl).min(wi);
+                        call.push((w, 0, true));
+                    } else if rw < rindex[v as usize] {
+                        rindex[v as usize] = rw;
+                        *is_root = false;
                     }
                     continue;
                 }
+                let is_root = *is_root;
                 call.pop();
-                let [vi, vl] = idx_low[v as usize];
-                if let Some(&(u, _)) = call.last() {
-                    let ul = &mut idx_low[u as usize][1];
-                    *ul = (*ul).min(vl);
-                }
-                if vl == vi {
-                    let c = closed;
-                    closed += 1;
-                    let members = &mut scratch;
+                if is_root {
+                    let rv = rindex[v as usize];
                     members.clear();
-                    loop {
-                        let w = stack.pop().expect("Tarjan's stack");
-                        on_stack[w as usize / 64] &= !(1 << (w % 64));
-                        members.push(w);
-                        if w == v {
+                    members.push(v);
+                    while let Some(&t) = stack.last() {
+                        if rindex[t as usize] < rv {
                             break;
                         }
+                        stack.pop();
+                        rindex[t as usize] = component;
+                        members.push(t);
                     }
-                    // Low links are no longer read once a component has closed: they
-                    // become its number (a single state with no transition to itself is
-                    // left out now).
-                    let looped = members.len() > 1 || self.row(v).any(|l| l.to() == v);
-                    for &w in members.iter() {
-                        idx_low[w as usize][1] = c;
+                    rindex[v as usize] = component;
+                    // A single state with no transition to itself is left out now.
+                    if members.len() > 1 || self.row(v).any(|l| l.to() == v) {
+                        out.push((component, members.clone()));
                     }
-                    if looped {
-                        out.push((c, members.clone()));
+                    component -= 1;
+                } else {
+                    stack.push(v);
+                }
+                if let Some(&mut (u, _, ref mut u_root)) = call.last_mut() {
+                    let rv = rindex[v as usize];
+                    if rv < rindex[u as usize] {
+                        rindex[u as usize] = rv;
+                        *u_root = false;
                     }
                 }
             }
         }
-        drop(on_stack);
-        let low = |w: u32| idx_low[w as usize][1];
+        let low = |w: u32| rindex[w as usize];
         let mut comps = Vec::new();
         for (c, members) in out {
             let mut moves = 0u32;
@@ -1057,6 +1065,55 @@ mod tests {
         (by_fp, numbered)
     }
 
+    /// The components as [`summary`] gives them, found without Tarjan: two states are in one
+    /// component when each reaches the other (a breadth-first search from every state).
+    fn reference(g: &Graph, with_stale: bool) -> Vec<(Vec<u64>, u32, u32, u32)> {
+        let edges: Vec<&Edge> = g.edges.iter().filter(|e| with_stale || !e.stale).collect();
+        let fps: Vec<u64> = g.nodes.iter().map(|n| n.fp).collect();
+        let reach = |from: u64| {
+            let mut seen = std::collections::BTreeSet::from([from]);
+            let mut todo = vec![from];
+            while let Some(v) = todo.pop() {
+                for e in edges.iter().filter(|e| e.from == v) {
+                    if seen.insert(e.to) {
+                        todo.push(e.to);
+                    }
+                }
+            }
+            seen
+        };
+        let reaches: Vec<_> = fps.iter().map(|&f| reach(f)).collect();
+        let mut out = Vec::new();
+        let mut done = std::collections::BTreeSet::new();
+        for (i, &f) in fps.iter().enumerate() {
+            if done.contains(&f) {
+                continue;
+            }
+            let class: Vec<u64> = fps
+                .iter()
+                .enumerate()
+                .filter(|&(j, &h)| reaches[i].contains(&h) && reaches[j].contains(&f))
+                .map(|(_, &h)| h)
+                .collect();
+            done.extend(class.iter().copied());
+            let inside = |e: &&&Edge| class.contains(&e.from) && class.contains(&e.to);
+            let moves = edges.iter().filter(inside).fold(0u32, |m, e| m | 1 << e.task);
+            if moves == 0 {
+                continue;
+            }
+            let (mut disabled, mut tasks) = (0, 0);
+            for n in g.nodes.iter().filter(|n| class.contains(&n.fp)) {
+                disabled |= !n.enabled & n.tasks;
+                tasks |= n.tasks;
+            }
+            let mut members = class.clone();
+            members.sort_unstable();
+            out.push((members, moves, disabled, tasks));
+        }
+        out.sort();
+        out
+    }
+
     /// The workers of one process record numbered rows, a cluster fingerprinted edges: both
     /// give the same components (with and without the stale transitions), stuck situations
     /// and shortest paths, on graphs where states have rows in two workers.
@@ -1085,6 +1142,8 @@ mod tests {
             for defect in [None, Some(ReductionDefect::FairnessIgnoresStaleReads)] {
                 let a = AnyStored::new(vec![by_fp.clone()], defect);
                 let b = AnyStored::new(copies(&numbered), defect);
+                let with_stale = defect.is_some();
+                assert_eq!(summary(&a), reference(&by_fp, with_stale), "round {round}: Tarjan against the closure");
                 assert_eq!(b.packed(), !widened, "round {round}: packed unless a transition did not pack");
                 assert_eq!(summary(&a), summary(&b), "round {round}, {workers} workers, {defect:?}");
                 for target in 0..n {
