@@ -255,10 +255,15 @@ impl<'a, M: Checked> Search<'a, M> {
         // The table is not needed by the fair-cycle pass: it goes before the pass builds its
         // own arrays, so that the two are never resident together.
         let totals = (table.len(), table.bytes());
+        let naming = Instant::now();
         let mut graphs: Vec<&mut Graph> = outs.iter_mut().filter_map(|o| o.graph.as_mut()).collect();
+        let named = !graphs.is_empty();
         graph::name_states(&mut graphs, &table, workers);
         drop(table);
+        let naming = if named { naming.elapsed().as_secs_f64() } else { 0.0 };
         self.merge(outs, workers);
+        // The states' names are the pass's first step.
+        self.cycle_pass_seconds += naming;
         self.totals = Some(totals);
     }
 
