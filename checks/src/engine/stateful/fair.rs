@@ -9,8 +9,10 @@ use mmmodel::model::Named;
 use super::findings::{decisive, Findings, Target};
 use std::hash::BuildHasherDefault;
 
-use super::graph::{with_stored, AnyStored, Component, Graph, Label, Stored};
+use super::graph::Graph;
+use super::links::Label;
 use super::store::Identity;
+use super::stored::{with_stored, AnyStored, Component, Stored};
 use super::symmetry::Canon;
 use crate::engine::types::ReductionDefect;
 use crate::monitor::online::CycleKey;

@@ -228,7 +228,8 @@ pub(super) fn decide(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::stateful::graph::{AnyStored, Edge, Node};
+    use crate::engine::stateful::graph::{Edge, Node};
+    use crate::engine::stateful::stored::AnyStored;
     use crate::engine::types::ReductionDefect;
 
     struct Lcg(u64);
