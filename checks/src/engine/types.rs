@@ -420,8 +420,8 @@ pub struct StateStats {
     pub bytes_sent: u64,
     /// Seconds of the fair-cycle pass over the stored graph after a search of several workers
     /// (the states named from the shared table on the workers' threads, then the union and
-    /// Tarjan's search, mostly one thread) or processes (the distributed pass, then process 0's over the gathered
-    /// graph if there was one); 0 when there was none.
+    /// Tarjan's search, mostly one thread) or processes (the distributed pass, then process
+    /// 0's over the gathered graph if there was one); 0 when there was none.
     pub cycle_pass_seconds: f64,
     /// A cluster's fair-cycle pass: whether the processes decided it together, with no
     /// process holding the graph (`false`: the graph was gathered on process 0, as when a

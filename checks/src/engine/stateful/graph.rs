@@ -7,7 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::links::{Link, Links, MarksVec, Numbering};
+use super::links::{Link, Links, Marks, MarksVec, Numbering};
 use crate::monitor::online::CycleKey;
 
 /// A stored state as the graph keeps it.
@@ -74,6 +74,17 @@ impl Graph {
     /// The graph of one of the workers of one process.
     pub fn numbered(numbering: Numbering) -> Self {
         Graph { numbering: Some(numbering), ..Graph::default() }
+    }
+
+    /// A state the worker stored: a numbered worker keeps its marks only (its fingerprint is
+    /// in the shared table, beside its number, until [`name_states`]); a cluster's worker
+    /// keeps the fingerprint too.
+    pub fn state(&mut self, fp: u64, m: Marks) {
+        if self.numbering.is_some() {
+            self.marks.push(m);
+        } else {
+            self.nodes.push(Node { fp, enabled: m.enabled, tasks: m.tasks });
+        }
     }
 
     /// The transitions out of the state numbered `from` that the worker took (a state has one

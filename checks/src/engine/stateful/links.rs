@@ -7,8 +7,9 @@
 
 /// A transition out of a state, as the stored graph keeps it: to (a node number), the task that
 /// moved, the choice that took it, and whether it read a store a later one had superseded.
-/// Eight bytes, against an [`Edge`]'s 24: a worker records its transitions out of a state
-/// together, when it leaves the state ([`Graph::row`]), so the source is said once a row.
+/// Eight bytes, against a cluster's `graph::Edge`'s 24: a worker records its transitions out
+/// of a state together, when it leaves the state (`graph::Graph::row`), so the source is said
+/// once a row.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(super) struct Link {
     pub to: u32,
@@ -46,6 +47,11 @@ pub(super) trait Label: Copy + Send {
     fn stale(self) -> bool;
     /// The same transition to `to`.
     fn with_to(self, to: u32) -> Self;
+    /// The worker and the index of the state a worker recorded as the target `to`, in this
+    /// form (workers numbered with `bits`).
+    fn split(bits: u32, to: u32) -> (usize, usize);
+    /// A worker's transitions, if they are in this form (taken: `links` is left empty).
+    fn take(links: &mut Links) -> Option<Vec<Self>>;
 }
 
 impl Label for Link {
@@ -68,6 +74,19 @@ impl Label for Link {
     #[inline]
     fn with_to(self, to: u32) -> Self {
         Link { to, ..self }
+    }
+    #[inline]
+    fn split(bits: u32, to: u32) -> (usize, usize) {
+        Numbering::split(bits, to)
+    }
+    fn take(links: &mut Links) -> Option<Vec<Self>> {
+        match std::mem::take(links) {
+            Links::Wide(v) => Some(v),
+            other => {
+                *links = other;
+                None
+            }
+        }
     }
 }
 
@@ -92,6 +111,19 @@ impl Label for Packed {
     fn with_to(self, to: u32) -> Self {
         debug_assert!(to < 1 << TO_BITS);
         Packed(self.0 & !((1 << TO_BITS) - 1) | to)
+    }
+    #[inline]
+    fn split(bits: u32, to: u32) -> (usize, usize) {
+        Numbering::split_packed(bits, to)
+    }
+    fn take(links: &mut Links) -> Option<Vec<Self>> {
+        match std::mem::take(links) {
+            Links::Packed(v) => Some(v),
+            other => {
+                *links = other;
+                None
+            }
+        }
     }
 }
 
@@ -255,13 +287,18 @@ impl Numbering {
     #[inline]
     pub fn number(&self, i: usize) -> Option<u32> {
         let local = 32 - self.bits;
-        (local == 32 || (i as u64) < 1u64 << local).then(|| {
-            if self.bits == 0 {
-                i as u32
-            } else {
-                self.worker << local | i as u32
-            }
-        })
+        (local == 32 || (i as u64) < 1u64 << local).then(|| Self::join(self.bits, self.worker, i as u32))
+    }
+
+    /// The number of worker `w`'s state of index `i` (which fits), the inverse of
+    /// [`Numbering::split`].
+    #[inline]
+    fn join(bits: u32, w: u32, i: u32) -> u32 {
+        if bits == 0 {
+            i
+        } else {
+            w << (32 - bits) | i
+        }
     }
 
     /// The worker that numbered `n`, and its index among that worker's states.
@@ -295,10 +332,6 @@ impl Numbering {
     #[inline]
     pub(super) fn unpack(bits: u32, p: u32) -> u32 {
         let (w, i) = Self::split_packed(bits, p);
-        if bits == 0 {
-            i as u32
-        } else {
-            (w as u32) << (32 - bits) | i as u32
-        }
+        Self::join(bits, w as u32, i as u32)
     }
 }

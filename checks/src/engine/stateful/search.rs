@@ -253,8 +253,9 @@ impl<'a, M: Checked> Search<'a, M> {
                 (w, workers),
             )
         });
-        // The table is not needed by the fair-cycle pass: it goes before the pass builds its
-        // own arrays, so that the two are never resident together.
+        // The fair-cycle pass needs of the table only the states' fingerprints: it is emptied
+        // into the graphs (`name_states`) and freed before the pass builds its own arrays, so
+        // that the two are never resident together.
         let totals = (table.len(), table.bytes());
         let naming = Instant::now();
         let mut graphs: Vec<&mut Graph> = outs.iter_mut().filter_map(|o| o.graph.as_mut()).collect();

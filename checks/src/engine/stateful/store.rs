@@ -262,7 +262,8 @@ impl Sharded {
             let t = std::mem::take(&mut *lock(&sh.table));
             hint.base.store(0, Relaxed);
             sh.states.store(0, Relaxed);
-            self.table_bytes.fetch_sub(t.bytes().min(self.table_bytes.load(Relaxed)), Relaxed);
+            // The shards' bytes were added up as they grew: this is the shard's share.
+            self.table_bytes.fetch_sub(t.bytes(), Relaxed);
             for (fp, v) in t.entries() {
                 f(fp, v);
             }

@@ -90,28 +90,12 @@ impl AnyStored {
             let bits = graphs[0].numbering.map_or(0, |n| n.bits);
             let n: usize = graphs.iter().map(|g| g.marks.len()).sum();
             if n <= 1 << TO_BITS && graphs.iter().all(|g| matches!(g.links, Links::Packed(_))) {
-                let take = |g: &mut Graph| match std::mem::take(&mut g.links) {
-                    Links::Packed(v) => v,
-                    Links::Wide(_) => unreachable!("every worker's transitions are packed"),
-                };
-                let place = |offset: &[usize], p: u32| {
-                    let (w, i) = Numbering::split_packed(bits, p);
-                    (offset[w] + i) as u32
-                };
-                AnyStored::Packed(Stored::numbered(graphs, with_stale, first_only, take, place))
+                AnyStored::Packed(Stored::numbered(graphs, with_stale, first_only))
             } else {
                 for g in &mut graphs {
                     g.links.widen(bits);
                 }
-                let take = |g: &mut Graph| match std::mem::take(&mut g.links) {
-                    Links::Wide(v) => v,
-                    Links::Packed(_) => unreachable!("every worker's transitions are widened"),
-                };
-                let place = |offset: &[usize], n: u32| {
-                    let (w, i) = Numbering::split(bits, n);
-                    (offset[w] + i) as u32
-                };
-                AnyStored::Wide(Stored::numbered(graphs, with_stale, first_only, take, place))
+                AnyStored::Wide(Stored::numbered(graphs, with_stale, first_only))
             }
         } else {
             AnyStored::Wide(Stored::by_fingerprint(graphs, with_stale))
@@ -151,16 +135,10 @@ impl AnyStored {
 
 impl<L: Label> Stored<L> {
     /// The workers of one process numbered their states: a node's place in the union is its
-    /// worker's offset plus its index there (`place`, from a target as `take` gives the
-    /// worker's transitions), with no index to build, and its transitions are the rows the
-    /// workers recorded, where they recorded them.
-    fn numbered(
-        mut graphs: Vec<Graph>,
-        with_stale: bool,
-        first_only: bool,
-        take: impl Fn(&mut Graph) -> Vec<L>,
-        place_to: impl Fn(&[usize], u32) -> u32 + Sync,
-    ) -> Self {
+    /// worker's offset plus its index there, with no index to build, and its transitions are
+    /// the rows the workers recorded, where they recorded them (every worker's in the form
+    /// `L`).
+    fn numbered(mut graphs: Vec<Graph>, with_stale: bool, first_only: bool) -> Self {
         let bits = graphs[0].numbering.map_or(0, |n| n.bits);
         graphs.sort_by_key(|g| g.numbering.map(|n| n.worker));
         let workers = graphs.iter().filter_map(|g| g.numbering).map(|n| n.worker as usize + 1).max().unwrap_or(1);
@@ -170,23 +148,27 @@ impl<L: Label> Stored<L> {
             offset[g.numbering.map_or(0, |n| n.worker) as usize] = n;
             n += g.marks.len();
         }
+        // A worker's state number (in a row) and a recorded target, as places in the union.
         let place = |id: u32| {
             let (w, i) = Numbering::split(bits, id);
             (offset[w] + i) as u32
         };
+        let place_to = |to: u32| {
+            let (w, i) = L::split(bits, to);
+            (offset[w] + i) as u32
+        };
+        // Every state is named (`graph::name_states`) before the union is built.
+        assert!(graphs.iter().all(|g| g.fps.len() == g.marks.len()), "the states are named");
         let initial = graphs.iter().find_map(|g| g.initial);
         // The first worker's states are the union's first: its vectors grow to hold the rest.
         let mut marks = std::mem::take(&mut graphs[0].marks);
         marks.reserve_exact(n - marks.len());
         let mut fps = std::mem::take(&mut graphs[0].fps);
-        fps.resize(marks.len(), 0);
         fps.reserve_exact(n - fps.len());
         let mut keys: HashMap<u64, Vec<CycleKey>, BuildHasherDefault<Identity>> = HashMap::default();
         for (pool, g) in graphs.iter_mut().enumerate() {
             if pool > 0 {
-                let stored = g.marks.len();
                 marks.append(&mut g.marks);
-                g.fps.resize(stored, 0);
                 fps.append(&mut g.fps);
                 g.fps = Vec::new();
             }
@@ -195,16 +177,15 @@ impl<L: Label> Stored<L> {
             }
         }
         let mut pools: Vec<Vec<L>> = Vec::with_capacity(graphs.len() + 1);
-        pools.extend(graphs.iter_mut().map(take));
+        pools.extend(graphs.iter_mut().map(|g| L::take(&mut g.links).expect("every worker's transitions in one form")));
         // Two independent halves on two threads: where each state's row is (`slices`, from
         // the workers' rows), and the workers' numbers in the transitions made places in the
         // union.
         let (slices, seen, more) = std::thread::scope(|sc| {
-            let offset = &offset;
             let remap = sc.spawn(|| {
                 for links in pools.iter_mut() {
                     for l in links.iter_mut() {
-                        *l = l.with_to(place_to(offset, l.to()));
+                        *l = l.with_to(place_to(l.to()));
                     }
                 }
             });

@@ -11,7 +11,7 @@ use mmmodel::kernel::sched::explorer_task;
 use super::{chooser_of, job_root, Arrival, Ctx, Explorer, Frame};
 use crate::engine::stateful::cluster;
 use crate::engine::stateful::ghost::StatefulGhost;
-use crate::engine::stateful::graph::{Edge, Graph, Node};
+use crate::engine::stateful::graph::{Edge, Graph};
 use crate::engine::stateful::links::{Link, Marks};
 use crate::engine::stateful::space::{self, lowest, tasks_mask, SchedPoint, TaskId};
 use crate::engine::stateful::store::Sharded;
@@ -203,12 +203,7 @@ impl<M: Checked> Explorer<M> for Shared {
         cx.began = true;
         cx.found.stored += 1;
         if let Some(graph) = &mut self.graph {
-            if graph.numbering.is_some() {
-                // Its fingerprint is in the shared table, with its number.
-                graph.marks.push(Marks { enabled: p.runnable(), tasks: cx.tasks_mask });
-            } else {
-                graph.nodes.push(Node { fp, enabled: p.runnable(), tasks: cx.tasks_mask });
-            }
+            graph.state(fp, Marks { enabled: p.runnable(), tasks: cx.tasks_mask });
             if !M::LASSO.is_empty() {
                 let mut keys = Vec::new();
                 g.cycle_keys(&mut keys);
