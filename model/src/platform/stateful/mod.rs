@@ -60,7 +60,8 @@
 //! [`SchedPoint::fingerprint`] hashes every object value, every lock owner, and for every
 //! unfinished task its park token, its status (its pending op with operand) and its local
 //! hash; a finished task adds only that it has finished. Its history cannot matter any more:
-//! it never runs again, `Join` asks only whether it finished, and the model's non-platform
+//! it never runs again, `Join` asks only whether it finished (under `lkmm` the join also takes
+//! the task's views, which the memory's own hash keeps until then), and the model's non-platform
 //! state that other tasks read is either the checker's ghost (hashed by the checker) or a
 //! mirror of a platform object (`kernel::spinlock`'s owner mirrors the lock's owner, the
 //! compaction model's ghost signal flags mirror their atomics); a task's `sleep_state` is read

@@ -61,8 +61,11 @@ impl Memory {
         core::mem::size_of::<Self>() + msgs + tasks + self.g.bytes()
     }
 
-    /// The memory as one word: every location's messages with their views, `g`, and the live
-    /// tasks' views (a finished task's are dropped, as its local hash is).
+    /// The memory as one word: every location's messages with their views, `g`, and every
+    /// task's views. A finished task's local hash is dropped from the fingerprint, but its
+    /// views are not: the task that joins it takes them ([`Memory::join`]), so two states
+    /// that differ only there have different futures. They are kept in the canonical form of
+    /// [`Memory::finish`] until the join, and emptied by it.
     pub fn hash(&self) -> u64 {
         let mut h = 0x243f_6a88_85a3_08d3u64;
         for msgs in &self.locs {
@@ -77,10 +80,9 @@ impl Memory {
         }
         self.g.hash_into(&mut h);
         for (i, k) in self.tasks.iter().enumerate() {
-            if !k.live {
-                continue;
-            }
-            h = mix(h, i as u64);
+            // A finished task's views are what a join of it will take (kept in the canonical
+            // form of [`Memory::finish`], and emptied by the join).
+            h = mix(h, (i as u64) << 1 | k.live as u64);
             let opt = |v: &Option<View>, h: &mut u64| match v {
                 Some(v) => {
                     *h = mix(*h, 1);

@@ -32,7 +32,8 @@
 //! **Finite states.** Ranks are indices into each location's list; a message that no live task
 //! can read any more, or place a store before, is dropped, and every view entry below the first
 //! kept message is rounded up to it ([`Memory::collect`]). The hash covers the messages, their
-//! views, `g` and the live tasks' views ([`Memory::hash`]).
+//! views, `g` and every task's views ([`Memory::hash`]): a finished task's too, in the canonical
+//! form of [`Memory::finish`], since the task that joins it takes them.
 
 mod collect;
 mod lock;
@@ -245,9 +246,19 @@ impl Memory {
         self.tasks.len() - 1
     }
 
-    /// Task `t` finished: it reads nothing any more.
+    /// Task `t` finished: it reads nothing any more. What a later [`Self::join`] of it takes
+    /// is all that is left of its views, in one canonical form (everything that reached it
+    /// with its own stores in `seen`, its bounds joined with its coherence view in `rd` and
+    /// `wr`): two finished tasks that a join cannot tell apart are the same state.
     pub fn finish(&mut self, t: usize) {
-        self.tasks[t].live = false;
+        let k = &self.tasks[t];
+        let left = Task {
+            seen: k.reached().joined(&k.own),
+            rd: k.rd.joined(&k.coh),
+            wr: k.wr.joined(&k.coh),
+            ..Task::default()
+        };
+        self.tasks[t] = left;
     }
 
     /// `t` waits to join tasks (it reads and writes nothing until it has joined them all):
@@ -271,9 +282,14 @@ impl Memory {
     /// leaving a joining task out of message collection sound: every message collection
     /// dropped while `t` waited was below some live task's bounds, and `t` has joined every
     /// task it waited for; see [`Self::collect`].)
+    /// A task is joined once (its handle is consumed), so `u`'s views are then dropped: they
+    /// can matter to nobody.
     pub fn join(&mut self, t: usize, u: usize) {
         let v = self.tasks[u].reached().joined(&self.tasks[u].own);
         let (rd, wr) = (self.tasks[u].rd.joined(&self.tasks[u].coh), self.tasks[u].wr.joined(&self.tasks[u].coh));
+        if !self.tasks[u].live {
+            self.tasks[u] = Task::default();
+        }
         self.acquire(t, &v);
         let k = &mut self.tasks[t];
         k.rd.join(&rd);
@@ -283,8 +299,11 @@ impl Memory {
     /// `t` unparks `u`: the wake-up releases what has reached `t` (the scheduler's
     /// release/acquire between a waker and the task it wakes).
     pub fn unpark(&mut self, t: usize, u: usize) {
-        let v = self.tasks[t].reached();
-        self.tasks[u].token.join(&v);
+        // A finished task takes nothing any more (and its views stay canonical).
+        if self.tasks[u].live {
+            let v = self.tasks[t].reached();
+            self.tasks[u].token.join(&v);
+        }
     }
 
     /// `t` returns from a park: it acquires what its wakers released.
@@ -625,6 +644,50 @@ mod tests {
         a.collect();
         assert_eq!(a.hash(), m.hash());
         assert_eq!(a, m);
+    }
+
+    /// A finished task's views are in the hash until it is joined: the task that joins it
+    /// takes them, so two states that differ only there have different futures. Finished
+    /// tasks that no join can tell apart, and joined ones, hash the same.
+    #[test]
+    fn a_finished_tasks_views_count_until_it_is_joined() {
+        // The body (0) waits to join; task 2 stores x = 1; task 3 has not read x, so x = 0
+        // stays readable; task 1 reads x (the new store, or the old one) and finishes.
+        let run = |fresh: bool| {
+            let mut m = Memory::default();
+            m.spawn(None);
+            let x = m.new_loc(0);
+            for _ in 1..=3 {
+                m.spawn(Some(0));
+            }
+            m.join_begin(0);
+            append(&mut m, 2, x, 1, Store::Once);
+            m.load(1, x, if fresh { 0 } else { 1 }, Load::Once);
+            m.finish(1);
+            m.collect();
+            (m, x)
+        };
+        let ((mut a, x), (mut b, _)) = (run(true), run(false));
+        assert_eq!(a.locs, b.locs, "the same stores");
+        assert_ne!(a.hash(), b.hash(), "task 1's views differ");
+        a.join(0, 1);
+        b.join(0, 1);
+        assert_eq!((a.load_alts(0, x), b.load_alts(0, x)), (1, 2), "and so do the joiner's reads");
+        assert_eq!(a.tasks[1], Task::default(), "a joined task keeps no views");
+
+        // A task that reads the newest store with an acquire, and one that reads it plainly:
+        // their bounds differ while they run, but not what a join of them would take.
+        let fin = |how: Load, done: bool| {
+            let (mut m, l) = two(1);
+            append(&mut m, 1, l[0], 1, Store::Once);
+            m.load(2, l[0], 0, how);
+            if done {
+                m.finish(2);
+            }
+            m
+        };
+        assert_ne!(fin(Load::Acquire, false).hash(), fin(Load::Once, false).hash());
+        assert_eq!(fin(Load::Acquire, true), fin(Load::Once, true));
     }
 
     /// Lock hand-over: the next holder's stores come after the previous holder's own stores.
