@@ -261,8 +261,10 @@ impl Memory {
         self.tasks[t] = left;
     }
 
-    /// `t` waits to join tasks (it reads and writes nothing until it has joined them all):
-    /// message collection leaves it out, as it leaves out a finished task.
+    /// `t` waits to join every other task (it reads and writes nothing until it has joined
+    /// them all): message collection leaves it out, as it leaves out a finished task. Not for a
+    /// task that waits for some of them only: a message that only its own bounds kept could be
+    /// dropped while it waits, though a task it never joins holds the bounds that dropped it.
     pub fn join_begin(&mut self, t: usize) {
         self.tasks[t].joining = true;
     }
@@ -688,6 +690,35 @@ mod tests {
         };
         assert_ne!(fin(Load::Acquire, false).hash(), fin(Load::Once, false).hash());
         assert_eq!(fin(Load::Acquire, true), fin(Load::Once, true));
+    }
+
+    /// A task that waits for one task only stays in message collection: once it has joined
+    /// it, it may read every message its own bounds and the joined task's allow. Left out (as
+    /// a task that waits for every other one is), it would lose a message that a third task's
+    /// bounds let collection drop.
+    #[test]
+    fn a_task_that_joins_one_task_keeps_what_it_may_read() {
+        // Task 1 joins task 2 only; task 3 stores x = 1; the body (0) waits for everyone.
+        let run = |left_out: bool| {
+            let mut m = Memory::default();
+            m.spawn(None);
+            let x = m.new_loc(0);
+            for _ in 1..=3 {
+                m.spawn(Some(0));
+            }
+            m.join_begin(0);
+            if left_out {
+                m.join_begin(1);
+            }
+            append(&mut m, 3, x, 1, Store::Once);
+            m.finish(2);
+            m.collect();
+            m.join(1, 2);
+            m.join_end(1);
+            m.load_alts(1, x)
+        };
+        assert_eq!(run(false), 2, "x = 0 and x = 1 are both readable by task 1");
+        assert_eq!(run(true), 1, "left out, task 1 would have lost x = 0");
     }
 
     /// Lock hand-over: the next holder's stores come after the previous holder's own stores.

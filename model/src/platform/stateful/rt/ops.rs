@@ -343,18 +343,13 @@ pub(crate) fn join(u: TaskId, epoch: u32) {
     // SAFETY: as in `obj_load`.
     unsafe {
         assert!(u < (&mut *rt).tasks.len() && u != t, "stateful runtime: join of task {u} by task {t}");
-        // Inside `join_all` the caller is already waiting for the whole set.
-        let whole = (*rt).lkmm && (&*rt).lk.mem.joining(t);
-        if (*rt).lkmm && !whole {
-            (&mut *rt).lk.mem.join_begin(t);
-        }
+        // Only a task that waits for every other task (inside `join_all`) is left out of
+        // message collection: one that waits for `u` alone could, once joined, read a message
+        // that only its own bounds kept (`lkmm::Memory::join_begin`).
         yield_point(rt, t, Op::Join(u));
         if (*rt).lkmm {
             let _off = arena::off();
             (&mut *rt).lk.mem.join(t, u);
-            if !whole {
-                (&mut *rt).lk.mem.join_end(t);
-            }
         }
     }
 }
