@@ -233,3 +233,20 @@ fn under_lkmm_workers_store_the_states_one_worker_stores() {
         }
     }
 }
+
+/// One search with Tarjan's algorithm keeps a cache of the states it visited lately too
+/// (`table::Recent`, with their indices); one that does not compare fingerprints
+/// (`ReductionDefect::RecentIgnoresKey`) makes one worker store fewer states than two, and the
+/// comparison catches it.
+#[test]
+fn a_one_search_cache_that_ignores_its_key_is_caught() {
+    let sc = scenario::load(&common::scenarios_dir().join("kswapd-stall/recheck-3kswapd-writer-anytime-stateful.toml"))
+        .unwrap();
+    let engine = Engine::Stateful { max_states: None, memory: Memory::Sc };
+    let two = explore_with(engine, &sc, 2, None);
+    assert!(two.complete);
+    assert_eq!(differ(&two, &explore_with(engine, &sc, 1, None)), None);
+    let bad = explore_with(engine, &sc, 1, Some(ReductionDefect::RecentIgnoresKey));
+    let why = differ(&two, &bad).expect("the seeded defect went unnoticed");
+    assert!(why.contains("states") || why.contains("invariants") || why.contains("violation"), "{why}");
+}

@@ -256,6 +256,10 @@ pub enum ReductionDefect {
     /// takes any state whose slot is filled for the one stored there (the fingerprint is not
     /// compared), so states that were never stored count as known.
     WorkersRecentIgnoresKey,
+    /// One search with Tarjan's algorithm: its cache of states visited lately
+    /// (`table::Recent`) takes any state whose slot is filled for the one stored there (the
+    /// fingerprint is not compared), so states that were never stored count as visited.
+    RecentIgnoresKey,
     /// The fair-cycle classes of lasso invariants (`no-soft-lockup`) forget that every state of
     /// a classed cycle must keep the stuck situation: any fair component where one state has
     /// it is classed.

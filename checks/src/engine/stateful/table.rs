@@ -28,6 +28,33 @@ struct Line {
     vals: [u32; WAYS],
 }
 
+/// The states a search found lately, with their values, direct-mapped by fingerprint (a slot
+/// holds the last fingerprint that mapped to it; 0 is empty, so the fingerprint 0 never hits):
+/// a hit needs no line of the visited table, whose every lookup misses the processor's caches
+/// and its TLB. 2^15 entries, 512 KB, allocated at the first use; a bigger cache misses the
+/// caches itself (docs/performance.md). Whoever writes a value to the table writes it here too,
+/// so a hit is what the table holds.
+#[derive(Default)]
+pub struct Recent(Vec<(u64, u32)>);
+
+impl Recent {
+    const ENTRIES: usize = 1 << 15;
+
+    /// The slot of `fp`: its fingerprint and value, if `fp` was the last to map to it.
+    #[inline]
+    pub fn slot(&mut self, fp: u64) -> &mut (u64, u32) {
+        if self.0.is_empty() {
+            self.0 = vec![(0, 0); Self::ENTRIES];
+        }
+        &mut self.0[(fp as usize) % Self::ENTRIES]
+    }
+
+    /// The bytes it holds.
+    pub fn bytes(&self) -> u64 {
+        (self.0.capacity() * std::mem::size_of::<(u64, u32)>()) as u64
+    }
+}
+
 /// Fingerprint to `u32`, growing by doubling at seven eighths full.
 #[derive(Default)]
 pub struct FpTable {

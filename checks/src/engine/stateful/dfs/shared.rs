@@ -15,6 +15,7 @@ use crate::engine::stateful::graph::{Edge, Graph};
 use crate::engine::stateful::links::{Link, Marks};
 use crate::engine::stateful::space::{self, lowest, tasks_mask, SchedPoint, TaskId};
 use crate::engine::stateful::store::Sharded;
+use crate::engine::stateful::table::Recent;
 use crate::engine::types::ReductionDefect;
 use crate::monitor::Checked;
 
@@ -48,11 +49,8 @@ pub(crate) struct Shared {
     /// States this worker found stored lately, and their numbers (direct-mapped by
     /// fingerprint; a number never changes once given): a hit needs no lock of a shard,
     /// whose line the other workers write at every lookup. Empty without a numbered graph.
-    recent: Vec<(u64, u32)>,
+    recent: Recent,
 }
-
-/// Entries of a worker's [`Shared::recent`].
-const RECENT: usize = 1 << 15;
 
 impl Shared {
     pub fn new(table: Arc<Sharded>, graph: Option<Graph>, owner: Option<(usize, usize)>) -> Self {
@@ -64,7 +62,7 @@ impl Shared {
             outbox: Vec::new(),
             rows: Vec::new(),
             graph_bytes: 0,
-            recent: Vec::new(),
+            recent: Recent::default(),
         }
     }
 
@@ -118,11 +116,7 @@ impl Shared {
         let Some((numbering, stored)) = numbering else {
             return (if self.table.insert(fp, 0) { Fate::New } else { Fate::Known }, 0);
         };
-        if self.recent.is_empty() {
-            self.recent = vec![(0, 0); RECENT];
-        }
-        let slot = (fp as usize) % RECENT;
-        let (seen, known) = self.recent[slot];
+        let (seen, known) = *self.recent.slot(fp);
         let ignore_key = cx.defect == Some(ReductionDefect::WorkersRecentIgnoresKey);
         if fp != 0 && (seen == fp || (ignore_key && seen != 0)) {
             return (Fate::Known, known);
@@ -133,11 +127,11 @@ impl Shared {
         };
         match self.table.insert_or_get(fp, number) {
             None => {
-                self.recent[slot] = (fp, number);
+                *self.recent.slot(fp) = (fp, number);
                 (Fate::New, number)
             }
             Some(known) => {
-                self.recent[slot] = (fp, known);
+                *self.recent.slot(fp) = (fp, known);
                 (Fate::Known, known)
             }
         }

@@ -12,7 +12,8 @@ use crate::engine::stateful::ghost::StatefulGhost;
 use crate::engine::stateful::space::{self, lowest, tasks_mask, SchedPoint, TaskId};
 use crate::engine::stateful::store::FpSet;
 use crate::engine::stateful::symmetry::Census;
-use crate::engine::stateful::table::FpTable;
+use crate::engine::stateful::table::{FpTable, Recent};
+use crate::engine::types::ReductionDefect;
 use crate::monitor::Checked;
 
 /// A state on Tarjan's stack (its component is not complete yet). The stack holds its states
@@ -30,6 +31,8 @@ struct TEntry {
 #[derive(Default)]
 pub(crate) struct Tarjan {
     pub visited: FpTable,
+    /// The states visited lately, with their indices (which never change once given).
+    recent: Recent,
     frames: Vec<Frame>,
     tstack: Vec<TEntry>,
     next_index: u32,
@@ -145,9 +148,19 @@ impl<M: Checked> Explorer<M> for Tarjan {
             return Arrival::Known(lowest(enabled));
         }
         let mut known = None;
-        let slot = match self.visited.get_update(fp, |v| known = Some(*v)) {
+        let at = self.recent.slot(fp);
+        let ignore_key = cx.defect == Some(ReductionDefect::RecentIgnoresKey);
+        let cached = fp != 0 && (at.0 == fp || (ignore_key && at.0 != 0));
+        let found = if cached {
+            known = Some(at.1);
+            Ok(())
+        } else {
+            self.visited.get_update(fp, |v| known = Some(*v))
+        };
+        let slot = match found {
             Ok(()) => {
                 let index = known.expect("a stored state has an index");
+                *at = (fp, index);
                 if self.on_stack(index) {
                     // A state on Tarjan's stack: this transition closes a cycle inside its
                     // component.
@@ -169,6 +182,7 @@ impl<M: Checked> Explorer<M> for Tarjan {
         self.next_index += 1;
         cx.began = true;
         self.visited.put_at(slot, fp, index);
+        *self.recent.slot(fp) = (fp, index);
         let tpos = self.tstack.len();
         self.tstack.push(TEntry { index, fp, enabled: runnable, moves: 0 });
         let first = lowest(enabled);
@@ -213,6 +227,6 @@ impl<M: Checked> Explorer<M> for Tarjan {
         self.visited.len() as u64
     }
     fn memory_bytes(&self) -> u64 {
-        self.visited.bytes() + self.stacks_bytes()
+        self.visited.bytes() + self.recent.bytes() + self.stacks_bytes()
     }
 }
