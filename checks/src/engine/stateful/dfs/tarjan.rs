@@ -173,7 +173,8 @@ impl<M: Checked> Explorer<M> for Tarjan {
             }
             Err(slot) => slot,
         };
-        let stacks = self.stacks_bytes();
+        // The cache of recent states counts against the memory budget too.
+        let stacks = self.stacks_bytes() + self.recent.bytes();
         if let Err(why) = cx.budget.reserve(&mut self.visited, stacks) {
             cx.found.stopped_by = Some(why);
             return Arrival::Known(lowest(enabled));
