@@ -40,13 +40,26 @@ pub struct Recent(Vec<(u64, u32)>);
 impl Recent {
     const ENTRIES: usize = 1 << 15;
 
-    /// The slot of `fp`: its fingerprint and value, if `fp` was the last to map to it.
     #[inline]
-    pub fn slot(&mut self, fp: u64) -> &mut (u64, u32) {
+    fn slot(&mut self, fp: u64) -> &mut (u64, u32) {
         if self.0.is_empty() {
             self.0 = vec![(0, 0); Self::ENTRIES];
         }
         &mut self.0[(fp as usize) % Self::ENTRIES]
+    }
+
+    /// The value of `fp`, if it was the last fingerprint to map to its slot. `ignore_key`: a
+    /// seeded defect (`WorkersRecentIgnoresKey`, `RecentIgnoresKey`), any filled slot answers.
+    #[inline]
+    pub fn get(&mut self, fp: u64, ignore_key: bool) -> Option<u32> {
+        let (seen, value) = *self.slot(fp);
+        (fp != 0 && (seen == fp || (ignore_key && seen != 0))).then_some(value)
+    }
+
+    /// `fp` has `value` in the table.
+    #[inline]
+    pub fn put(&mut self, fp: u64, value: u32) {
+        *self.slot(fp) = (fp, value);
     }
 
     /// The bytes it holds.

@@ -116,9 +116,8 @@ impl Shared {
         let Some((numbering, stored)) = numbering else {
             return (if self.table.insert(fp, 0) { Fate::New } else { Fate::Known }, 0);
         };
-        let (seen, known) = *self.recent.slot(fp);
         let ignore_key = cx.defect == Some(ReductionDefect::WorkersRecentIgnoresKey);
-        if fp != 0 && (seen == fp || (ignore_key && seen != 0)) {
+        if let Some(known) = self.recent.get(fp, ignore_key) {
             return (Fate::Known, known);
         }
         let Some(number) = numbering.number(stored) else {
@@ -127,11 +126,11 @@ impl Shared {
         };
         match self.table.insert_or_get(fp, number) {
             None => {
-                *self.recent.slot(fp) = (fp, number);
+                self.recent.put(fp, number);
                 (Fate::New, number)
             }
             Some(known) => {
-                *self.recent.slot(fp) = (fp, known);
+                self.recent.put(fp, known);
                 (Fate::Known, known)
             }
         }

@@ -148,19 +148,21 @@ impl<M: Checked> Explorer<M> for Tarjan {
             return Arrival::Known(lowest(enabled));
         }
         let mut known = None;
-        let at = self.recent.slot(fp);
         let ignore_key = cx.defect == Some(ReductionDefect::RecentIgnoresKey);
-        let cached = fp != 0 && (at.0 == fp || (ignore_key && at.0 != 0));
-        let found = if cached {
-            known = Some(at.1);
-            Ok(())
-        } else {
-            self.visited.get_update(fp, |v| known = Some(*v))
+        let cached = self.recent.get(fp, ignore_key);
+        let found = match cached {
+            Some(index) => {
+                known = Some(index);
+                Ok(())
+            }
+            None => self.visited.get_update(fp, |v| known = Some(*v)),
         };
         let slot = match found {
             Ok(()) => {
                 let index = known.expect("a stored state has an index");
-                *at = (fp, index);
+                if cached.is_none() {
+                    self.recent.put(fp, index);
+                }
                 if self.on_stack(index) {
                     // A state on Tarjan's stack: this transition closes a cycle inside its
                     // component.
@@ -183,7 +185,7 @@ impl<M: Checked> Explorer<M> for Tarjan {
         self.next_index += 1;
         cx.began = true;
         self.visited.put_at(slot, fp, index);
-        *self.recent.slot(fp) = (fp, index);
+        self.recent.put(fp, index);
         let tpos = self.tstack.len();
         self.tstack.push(TEntry { index, fp, enabled: runnable, moves: 0 });
         let first = lowest(enabled);

@@ -269,11 +269,6 @@ impl Memory {
         self.tasks[t].joining = true;
     }
 
-    /// Whether `t` waits to join tasks.
-    pub fn joining(&self, t: usize) -> bool {
-        self.tasks[t].joining
-    }
-
     /// `t` has joined the tasks it waited for: it takes part in message collection again.
     pub fn join_end(&mut self, t: usize) {
         self.tasks[t].joining = false;
@@ -648,6 +643,19 @@ mod tests {
         assert_eq!(a, m);
     }
 
+    /// Three tasks (1 to 3) spawned by a body (0) that made one location holding 0 and now
+    /// waits to join them all.
+    fn three_and_a_waiting_body() -> (Memory, Loc) {
+        let mut m = Memory::default();
+        m.spawn(None);
+        let x = m.new_loc(0);
+        for _ in 1..=3 {
+            m.spawn(Some(0));
+        }
+        m.join_begin(0);
+        (m, x)
+    }
+
     /// A finished task's views are in the hash until it is joined: the task that joins it
     /// takes them, so two states that differ only there have different futures. Finished
     /// tasks that no join can tell apart, and joined ones, hash the same.
@@ -656,13 +664,7 @@ mod tests {
         // The body (0) waits to join; task 2 stores x = 1; task 3 has not read x, so x = 0
         // stays readable; task 1 reads x (the new store, or the old one) and finishes.
         let run = |fresh: bool| {
-            let mut m = Memory::default();
-            m.spawn(None);
-            let x = m.new_loc(0);
-            for _ in 1..=3 {
-                m.spawn(Some(0));
-            }
-            m.join_begin(0);
+            let (mut m, x) = three_and_a_waiting_body();
             append(&mut m, 2, x, 1, Store::Once);
             m.load(1, x, if fresh { 0 } else { 1 }, Load::Once);
             m.finish(1);
@@ -700,13 +702,7 @@ mod tests {
     fn a_task_that_joins_one_task_keeps_what_it_may_read() {
         // Task 1 joins task 2 only; task 3 stores x = 1; the body (0) waits for everyone.
         let run = |left_out: bool| {
-            let mut m = Memory::default();
-            m.spawn(None);
-            let x = m.new_loc(0);
-            for _ in 1..=3 {
-                m.spawn(Some(0));
-            }
-            m.join_begin(0);
+            let (mut m, x) = three_and_a_waiting_body();
             if left_out {
                 m.join_begin(1);
             }
