@@ -14,6 +14,8 @@
 //!   monitors as the last execution left them) and `SnapshotForgetsObjects` (a restore leaves
 //!   the shared objects' values) each change the outcome of shipped scenarios, and the
 //!   comparison above catches them; the first also on the files that check a lasso invariant.
+//!   `SnapshotForgetsImageLocals` (under symmetry, a restore leaves each task's local hash
+//!   under each image of the group) changes the outcome of symmetric files.
 
 use mmcheck::engine::{Engine, Explore, Memory, Options, Outcome, Reduce, ReductionDefect};
 use mmcheck::scenario;
@@ -61,7 +63,6 @@ fn snapshots_change_no_figure_of_a_shipped_scenario() {
         let on = explore(sc, Reduce::default(), None);
         let st = on.stats.expect("stateful stats");
         if st.snapshot_not_applied.is_some() {
-            // Symmetry applies: the search replays, as without snapshots; nothing to compare.
             return None;
         }
         assert!(st.reductions.contains("snapshot"), "{rel}: {}", st.reductions);
@@ -132,6 +133,14 @@ fn defect_is_caught_on(defect: ReductionDefect, want: usize, lasso_only: bool) {
     }
     eprintln!("{defect:?} changed: {caught:?}");
     assert!(caught.len() >= want, "{defect:?} changed only {caught:?}");
+}
+
+/// Under symmetry a snapshot holds each task's local hash under each image of the group; a
+/// restore that leaves them as the last execution left them changes the search of symmetric
+/// files (the comparison above runs them with symmetry on both sides).
+#[test]
+fn a_restore_that_forgets_the_image_hashes_is_caught() {
+    defect_is_caught(ReductionDefect::SnapshotForgetsImageLocals, 3);
 }
 
 #[test]

@@ -137,9 +137,14 @@ impl Perm {
     /// The image of a mask of nodes (bit `n + 1` for node `n`, bit 0 for `NUMA_NO_NODE`, as
     /// the monitors keep them) given as `bit(n)`.
     pub fn nodes(&self, mask: u32, bit: impl Fn(i32) -> u32) -> u32 {
-        let mut out = 0;
+        let (mut rest, mut out) = (mask, 0);
         for n in -1..31 {
-            if mask & bit(n) != 0 {
+            if rest == 0 {
+                break;
+            }
+            let b = bit(n);
+            if rest & b != 0 {
+                rest &= !b;
                 out |= bit(self.node(n));
             }
         }

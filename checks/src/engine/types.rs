@@ -283,11 +283,17 @@ pub enum ReductionDefect {
     /// Under symmetry the body joins the other tasks one after another, in a fixed order that
     /// no renaming keeps, and its reads of the final state are scheduling points.
     SymmetryJoinsInOrder,
+    /// Under symmetry every image puts a wait queue's list in pid order instead of renaming
+    /// each entry in its place (the wake order no renaming kept, before the lists).
+    SymmetrySortsWaitLists,
     /// Snapshots: a restore puts back the runtime and the stacks but not the online monitors'
     /// state (the ghost keeps the state of the last execution's end).
     SnapshotForgetsGhost,
     /// Snapshots: a restore puts back everything but the shared objects' values.
     SnapshotForgetsObjects,
+    /// Snapshots under symmetry: a restore puts back everything but each task's local hash
+    /// under each image of the group.
+    SnapshotForgetsImageLocals,
     /// `memory = "lkmm"`: the fair-cycle pass counts cycles that read a store a later one has
     /// superseded (a task that never sees a store: no execution of any machine).
     FairnessIgnoresStaleReads,
@@ -371,8 +377,8 @@ pub struct StateStats {
     /// Why the search stopped early, if it did (a state budget, a time limit, memory).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stopped_by: Option<&'static str>,
-    /// The reductions that ran (`"none"`, `"symmetry"`, `"por"`, `"symmetry+por"`, `"snapshot"`
-    /// or `"por+snapshot"`).
+    /// The reductions that ran (`"none"`, `"symmetry"`, `"por"`, `"symmetry+por"`, `"snapshot"`,
+    /// `"por+snapshot"`, `"symmetry+snapshot"` or `"symmetry+por+snapshot"`).
     pub reductions: &'static str,
     /// The model's declarations of its tasks' live locals replaced their histories (the
     /// reduction `live-locals`: on, not the history-only reference search, and a model that

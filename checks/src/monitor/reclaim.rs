@@ -1215,7 +1215,13 @@ impl super::online::Online<KswapdStall> for OnlineState {
         }
     }
     fn permuted(&self, perm: &Perm) -> Option<Self> {
-        let mut tasks = vec![Waiter::default(); self.tasks.len()];
+        let mut s = OnlineState::default();
+        self.permute_into(perm, &mut s);
+        Some(s)
+    }
+    fn permute_into(&self, perm: &Perm, out: &mut Self) -> bool {
+        out.tasks.clear();
+        out.tasks.resize(self.tasks.len(), Waiter::default());
         for (p, w) in self.tasks.iter().enumerate() {
             let mut w = *w;
             w.decision = w.decision.map(|n| perm.node(n as i32) as i8);
@@ -1223,25 +1229,21 @@ impl super::online::Online<KswapdStall> for OnlineState {
             if let AfterEnqueue::Released { waker } = w.after {
                 w.after = AfterEnqueue::Released { waker: perm.pid(waker as usize) as u8 };
             }
-            tasks[perm.pid(p)] = w;
+            out.tasks[perm.pid(p)] = w;
         }
-        let mut s = OnlineState {
-            owner_plus_one: 0,
-            balanced: perm.pids(self.balanced),
-            trylock_failed: perm.pids(self.trylock_failed),
-            stalled: perm.pids(self.stalled),
-            wb_delta: self.wb_delta,
-            wb_zeroed: self.wb_zeroed,
-            tasks,
-            await_scan_contended: perm.pids(self.await_scan_contended),
-            await_scan_congestion: perm.pids(self.await_scan_congestion),
-            scan_pending: perm.pids(self.scan_pending),
-            forever_owners: perm.nodes(self.forever_owners, node_bit),
-            cleared_last: perm.nodes(self.cleared_last, node_bit),
-            balanced_last: perm.nodes(self.balanced_last, node_bit),
-        };
-        s.set_owner(perm.node(self.owner()));
-        Some(s)
+        out.balanced = perm.pids(self.balanced);
+        out.trylock_failed = perm.pids(self.trylock_failed);
+        out.stalled = perm.pids(self.stalled);
+        out.wb_delta = self.wb_delta;
+        out.wb_zeroed = self.wb_zeroed;
+        out.await_scan_contended = perm.pids(self.await_scan_contended);
+        out.await_scan_congestion = perm.pids(self.await_scan_congestion);
+        out.scan_pending = perm.pids(self.scan_pending);
+        out.forever_owners = perm.nodes(self.forever_owners, node_bit);
+        out.cleared_last = perm.nodes(self.cleared_last, node_bit);
+        out.balanced_last = perm.nodes(self.balanced_last, node_bit);
+        out.set_owner(perm.node(self.owner()));
+        true
     }
     fn step(&mut self, cfg: &Config, pid: Pid, ev: &Ev<R>, found: &mut Found<KswapdStall>) {
         super::online::step_common(ev, Some(Invariant::Progress), Some(Invariant::LockReleased), found);

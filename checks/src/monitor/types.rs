@@ -136,6 +136,17 @@ pub trait Online<M: Model>: Clone + Eq + Hash + Debug + Default + Send + Sync + 
     fn permuted(&self, _perm: &Perm) -> Option<Self> {
         None
     }
+    /// [`Online::permuted`] into `out`, whose room it may reuse (the search hashes every image
+    /// of every state it reaches); `false` where this monitor cannot.
+    fn permute_into(&self, perm: &Perm, out: &mut Self) -> bool {
+        match self.permuted(perm) {
+            Some(s) => {
+                *out = s;
+                true
+            }
+            None => false,
+        }
+    }
     /// The online form of the model's lasso invariants ([`Checked::LASSO`]): the stuck
     /// situations this state is in, each as a [`CycleKey`]. A fair cycle every state of which
     /// carries the same key, and in which the key's `must_move` tasks move, violates the key's

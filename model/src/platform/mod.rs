@@ -30,7 +30,7 @@
 
 mod traits;
 pub(crate) use self::traits::{atomics_for, forward_atomic, forward_atomic_int};
-pub use self::traits::{Atomic, AtomicInt, Join, KernelFence, Platform, RawSpinLock, SymTag};
+pub use self::traits::{load_half, Atomic, AtomicInt, Join, KernelFence, Platform, RawSpinLock, SymTag};
 
 mod std_impl;
 pub use std_impl::{Std, StdSpinLock};

@@ -25,6 +25,19 @@ pub trait AtomicInt<T: Copy>: Atomic<T> {
     fn fetch_or(&self, v: T, order: Ordering) -> T;
     fn fetch_and(&self, v: T, order: Ordering) -> T;
     fn fetch_xor(&self, v: T, order: Ordering) -> T;
+    /// One read-modify-write that stores `f(old)` and returns `old` (`fetch_update` that always
+    /// stores): what a list changed under its lock needs, as one step of every checker.
+    fn fetch_apply(&self, order: Ordering, f: impl Fn(T) -> T) -> T;
+}
+
+/// The ordering of the load half of a read-modify-write of ordering `order`.
+#[inline(always)]
+pub const fn load_half(order: Ordering) -> Ordering {
+    match order {
+        Ordering::Release => Ordering::Relaxed,
+        Ordering::AcqRel => Ordering::Acquire,
+        o => o,
+    }
 }
 
 /// A kernel spinlock as the platform provides it: `spin_trylock`, `spin_lock`,
@@ -110,8 +123,11 @@ pub enum SymTag {
     /// The value of the objects created inside is a node id or `NUMA_NO_NODE`
     /// (`kswapd_exclusive`).
     NodeValue,
-    /// The value of the objects created inside is a mask of pids (a wait queue's entries).
+    /// The value of the objects created inside is a mask of pids.
     PidMask,
+    /// The value of the objects created inside is a list of pids in order (a wait queue's
+    /// entries, [`crate::kernel::wait::WaitList`]): a permutation renames each entry in place.
+    PidList,
 }
 
 pub trait Platform: Sized + Send + Sync + 'static {
@@ -258,6 +274,12 @@ macro_rules! forward_atomic_int {
             #[inline(always)]
             fn fetch_xor(&self, v: $t, order: core::sync::atomic::Ordering) -> $t {
                 <$inner>::fetch_xor(self, v, order)
+            }
+            #[inline(always)]
+            fn fetch_apply(&self, order: core::sync::atomic::Ordering, f: impl Fn($t) -> $t) -> $t {
+                match <$inner>::fetch_update(self, order, $crate::platform::load_half(order), |x| Some(f(x))) {
+                    Ok(x) | Err(x) => x,
+                }
             }
         }
     };

@@ -31,7 +31,7 @@ use crate::event::{Event as Ev, KernelEvent, Wq, NUMA_NO_NODE};
 use crate::ghost::{Ghost, Pid, MAX_TASKS};
 use crate::kernel::sched::{loop_summary, Current, Sched, TimerModel};
 use crate::kernel::spinlock::SpinLock;
-use crate::kernel::wait::WaitQueueHead;
+use crate::kernel::wait::{WaitList, WaitQueueHead};
 use crate::model::{count, Counters, FieldError, Fields, Model, PlatformFor, RoleKind, Symmetry};
 use crate::platform::{Atomic, SymTag};
 
@@ -282,10 +282,6 @@ impl Model for KswapdStall {
     /// never reached), and merging a state with its image could leave the other wake order
     /// unexplored.
     fn symmetry(cfg: &Config) -> Result<Symmetry, &'static str> {
-        if cfg.roles.iter().filter(|r| matches!(r, Role::Kswapd { .. })).count() > 2 {
-            return Err("more than two kswapds: two of them can wait on kswapd_contended_wait together, and wake-ups \
-                 walk the queue in pid order, which no renaming of the kswapds preserves");
-        }
         let nodes = cfg.nr_nodes();
         let last = cfg.roles.len() - 1;
         let mut pid_of_node = vec![None; nodes];
@@ -457,6 +453,17 @@ impl KswapdStall {
                 kswapd_nodes.push(*node);
             }
         }
+        // Direct reclaimers sleep on congestion_wqh, whose list holds WaitList::CAPACITY
+        // entries (kswapd_contended_wait's losers are kswapds, one a node, fewer than that).
+        let direct = cfg.roles.iter().filter(|r| matches!(r, Role::DirectReclaim { .. })).count();
+        if direct > WaitList::CAPACITY {
+            return Err(format!(
+                "{direct} direct-reclaim threads: at most {} (they can all sleep on congestion_wqh, and the model's \
+                 wait-queue list holds {} entries)",
+                WaitList::CAPACITY,
+                WaitList::CAPACITY
+            ));
+        }
         // The protocol's code runs in a kswapd's or a direct reclaimer's
         // remove_mapping_list(); writers, allocators and backing devices only race with it.
         if !cfg.roles.iter().any(|r| matches!(r, Role::Kswapd { .. } | Role::DirectReclaim { .. })) {
@@ -522,7 +529,12 @@ mod tests {
         let writer = Role::Writer { holds: 1, spins: 0 };
         assert!(KswapdStall::validate(&cfg(vec![writer.clone()])).unwrap_err().contains("needs a kswapd or a direct"));
         let direct = Role::DirectReclaim { node: 0, batches: 1, pages: 1, tags_congested: false };
-        assert!(KswapdStall::validate(&cfg(vec![direct, writer])).is_ok());
+        assert!(KswapdStall::validate(&cfg(vec![direct.clone(), writer])).is_ok());
+        // Direct reclaimers all sleep on congestion_wqh: a wait-queue list's worth, not one more.
+        assert!(KswapdStall::validate(&cfg(vec![direct.clone(); WaitList::CAPACITY])).is_ok());
+        assert!(KswapdStall::validate(&cfg(vec![direct; WaitList::CAPACITY + 1]))
+            .unwrap_err()
+            .contains("wait-queue list holds 12 entries"));
         let allocator = |node| Role::Allocator { node, attempts: 1 };
         assert!(KswapdStall::validate(&cfg(vec![kswapd(1), allocator(1)])).is_ok());
         assert!(KswapdStall::validate(&cfg(vec![kswapd(1), allocator(0)])).is_err());
@@ -543,7 +555,7 @@ mod tests {
         assert_eq!(k.nr_wb_congested.load(Relaxed), 2, "two devices start congested");
         let states: Vec<u32> = k.bdi.iter().map(|b| b.state.load(Relaxed)).collect();
         assert_eq!(states, vec![1 << WB_ASYNC_CONGESTED, 0, 1 << WB_ASYNC_CONGESTED]);
-        assert_eq!(k.kswapd_contended_wait.entries.load(Relaxed), 0);
+        assert!(k.kswapd_contended_wait.list().is_empty());
     }
 
     #[test]

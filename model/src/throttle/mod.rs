@@ -28,7 +28,7 @@ use crate::event::{Event as Ev, Wq};
 use crate::ghost::{Ghost, Pid, MAX_TASKS};
 use crate::kernel::cpu::{cpu_give_up, cpu_run, Cpus, Preempt, YieldWhy, MAX_CPUS, MAX_QUEUED_TASKS, QUEUE_SLOTS};
 use crate::kernel::sched::{Current, Sched, TimerModel};
-use crate::kernel::wait::WaitQueueHead;
+use crate::kernel::wait::{WaitList, WaitQueueHead};
 use crate::model::{count, Counters, FieldError, Fields, Model, PlatformFor, RoleKind, Seeded};
 use crate::platform::{Atomic, Platform, RawSpinLock};
 
@@ -616,6 +616,17 @@ impl Model for ReclaimThrottle {
         if cfg.roles.is_empty() || cfg.roles.len() > MAX_TASKS {
             return Err(format!("1..={MAX_TASKS} threads"));
         }
+        // Any of the threads may sleep on one of the wait queues, whose list holds
+        // WaitList::CAPACITY entries.
+        if cfg.roles.len() > WaitList::CAPACITY {
+            return Err(format!(
+                "{} threads: at most {} (they can all sleep on one wait queue, and the model's wait-queue list \
+                 holds {} entries)",
+                cfg.roles.len(),
+                WaitList::CAPACITY,
+                WaitList::CAPACITY
+            ));
+        }
         if cfg.cpus == 0 || cfg.cpus as usize > MAX_CPUS {
             return Err(format!("cpus = {} is out of range 1..={MAX_CPUS}", cfg.cpus));
         }
@@ -770,7 +781,12 @@ mod tests {
         refused(&cfg(vec![direct(3), direct(2)]), "the threads isolate up to 5 pages");
         refused(&cfg(vec![]), "threads");
         let full = |c: Config| Config { preempt: Preempt::Full, ..c };
-        assert!(ReclaimThrottle::validate(&full(cfg(vec![direct(0); MAX_TASKS]))).is_ok(), "MAX_TASKS threads");
+        let most = WaitList::CAPACITY;
+        assert!(
+            ReclaimThrottle::validate(&full(cfg(vec![direct(0); most]))).is_ok(),
+            "a wait queue's worth of threads"
+        );
+        refused(&full(cfg(vec![direct(0); most + 1])), "the model's wait-queue list holds 12 entries");
         refused(&cfg(vec![direct(0); MAX_TASKS + 1]), "threads");
         refused(&Config { cpus: 0, ..cfg(vec![direct(1)]) }, "cpus = 0 is out of range");
         assert!(ReclaimThrottle::validate(&Config { cpus: MAX_CPUS as u8, ..cfg(vec![direct(1)]) }).is_ok());

@@ -323,13 +323,13 @@ impl<P: PlatformFor<Event>> Kernel<P> {
     /// Seeded bug: wake only the first waiter (`wake_up_nr(wq, 1)` on non-exclusive entries).
     fn wake_one(&self, cur: &Current<P>, wq: &WaitQueueHead<P>) {
         spin_lock(cur, &wq.lock);
-        let queued = wq.entries.load(Relaxed);
+        let list = wq.list();
+        let queued = list.mask();
         let mut woken = 0;
-        for t in &cur.sched.tasks {
-            let bit = 1 << t.pid;
-            if woken == 0 && queued & bit != 0 && try_to_wake_up(cur.sched, t, TASK_NORMAL) {
-                wq.entries.fetch_and(!bit, Relaxed);
-                woken |= bit;
+        for pid in list.iter() {
+            if woken == 0 && try_to_wake_up(cur.sched, &cur.sched.tasks[pid as usize], TASK_NORMAL) {
+                wq.remove(pid);
+                woken |= 1 << pid;
             }
         }
         cur.emit(KernelEvent::WakeUp { wq: wq.name, queued, woken, interruptible: false });

@@ -140,6 +140,9 @@ pub(crate) struct StatefulGhost<M: Checked> {
     /// The two monitor states the commute test steps in place, one for each order (kept
     /// between tests, so that their vectors keep their room: a clone a test allocated).
     scratch: OneThread<(M::Online, M::Online)>,
+    /// The monitors' state renamed by one element of the symmetry group, to hash it (kept, so
+    /// that its vectors keep their room).
+    image_scratch: OneThread<M::Online>,
     inner: OneThread<Inner<M>>,
 }
 
@@ -186,6 +189,7 @@ impl<M: Checked> StatefulGhost<M> {
             perms,
             project: 0,
             scratch: OneThread(RefCell::new(Default::default())),
+            image_scratch: OneThread(RefCell::new(Default::default())),
             inner: OneThread(RefCell::new(inner)),
         }
     }
@@ -372,7 +376,8 @@ impl<M: Checked> StatefulGhost<M> {
     pub fn state_hash_image(&self, k: usize) -> u64 {
         let g = self.lock();
         let p = &self.perms[k];
-        let online = g.online.permuted(p).expect("symmetry is applied only to monitors that permute");
+        let mut online = self.image_scratch.0.borrow_mut();
+        assert!(g.online.permute_into(p, &mut online), "symmetry is applied only to monitors that permute");
         let mut h = Fx::default();
         online.hash(&mut h);
         h.write_u32(p.pids(g.finished));

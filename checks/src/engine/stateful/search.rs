@@ -125,8 +125,6 @@ impl<'a, M: Checked> Search<'a, M> {
         let census = opts.orbit_census;
         let snapshot_not_applied = if !opts.reduce.snapshot {
             Some("not asked for (reduce without \"snapshot\", or --no-reduce)")
-        } else if !group.images.is_empty() || census {
-            Some("symmetry applies (a snapshot does not hold the per-image local hashes)")
         } else if opts.live_census {
             Some("a live-locals census (a snapshot does not hold the shadow hashes)")
         } else {
@@ -407,7 +405,8 @@ impl<'a, M: Checked> Search<'a, M> {
                 (true, true, false) => "symmetry+por",
                 (false, false, true) => "snapshot",
                 (false, true, true) => "por+snapshot",
-                (true, _, true) => unreachable!("no snapshots under symmetry"),
+                (true, false, true) => "symmetry+snapshot",
+                (true, true, true) => "symmetry+por+snapshot",
             },
             live_locals: self.runner.ghost.live_locals_applied(),
             projection: self.runner.ghost.projection() != 0,

@@ -56,9 +56,13 @@ impl<M: Checked> Runner<M> {
         match defect {
             Some(ReductionDefect::SymmetryForgetsNodeObjects) => pool.seed_symmetry_defect_forget_node_objects(),
             Some(ReductionDefect::SymmetryJoinsInOrder) => pool.seed_symmetry_defect_join_in_order(),
+            Some(ReductionDefect::SymmetrySortsWaitLists) => pool.seed_symmetry_defect_sort_wait_lists(),
             _ => {}
         }
         pool.set_symmetry(images);
+        if defect == Some(ReductionDefect::SnapshotForgetsImageLocals) {
+            pool.seed_snapshot_defect_keep_image_locals();
+        }
         if defect == Some(ReductionDefect::SnapshotForgetsObjects) {
             pool.seed_snapshot_defect_keep_objects();
         }
@@ -148,9 +152,15 @@ pub(super) fn fingerprint<M: Checked>(p: &SchedPoint<'_>, ghost: &StatefulGhost<
 pub(super) fn fingerprint_image<M: Checked>(p: &SchedPoint<'_>, ghost: &StatefulGhost<M>) -> (u64, Option<usize>) {
     let mut fp = identity_fingerprint(p, ghost);
     let mut which = None;
+    let g = p.symmetry_images();
+    if g == 0 {
+        return (fp, None);
+    }
     // Symmetry: the least fingerprint over the state's images (its orbit's representative).
-    for k in 0..p.symmetry_images() {
-        let f = image_fingerprint(p, ghost, k);
+    let mut runtime = [0u64; super::symmetry::MAX_GROUP];
+    p.fingerprint_images(&mut runtime[..g]);
+    for (k, &r) in runtime[..g].iter().enumerate() {
+        let f = mix(r, ghost.state_hash_image(k));
         if f < fp {
             fp = f;
             which = Some(k);

@@ -14,10 +14,10 @@ use crate::monitor::online::Online;
 use crate::monitor::Checked;
 use crate::spec::Spec;
 
-/// Most elements of the group the search canonicalises over (4! = 24: one running hash per
+/// Most elements of the group the search canonicalises over (5! = 120: one running hash per
 /// element per task, one fingerprint per element per state). Larger orbits are cut to a
 /// subgroup, which is sound, only less of a reduction.
-pub const MAX_GROUP: usize = 24;
+pub const MAX_GROUP: usize = 120;
 
 /// The group the search runs with.
 pub(super) struct Group {
@@ -238,12 +238,16 @@ mod tests {
     }
 
     #[test]
-    fn groups_are_products_of_the_orbits_cut_to_24() {
+    fn groups_are_products_of_the_orbits_cut_to_120() {
         assert_eq!(elements(&sym(vec![vec![1, 2]], 3)).len() + 1, 2);
         assert_eq!(elements(&sym(vec![vec![0, 1, 2]], 3)).len() + 1, 6);
         assert_eq!(elements(&sym(vec![vec![0, 1, 2, 3]], 4)).len() + 1, 24);
-        // 5! = 120 is cut to the subgroup of 4 of the nodes.
-        assert_eq!(elements(&sym(vec![vec![0, 1, 2, 3, 4]], 5)).len() + 1, 24);
+        assert_eq!(elements(&sym(vec![vec![0, 1, 2, 3, 4]], 5)).len() + 1, 120);
+        // 6! = 720 is cut to the subgroup of 5 of the nodes.
+        assert_eq!(elements(&sym(vec![vec![0, 1, 2, 3, 4, 5]], 6)).len() + 1, 120);
+        // 4! x 2! = 48 fits; 5! x 2! does not, and the smaller orbit is cut.
+        assert_eq!(elements(&sym(vec![vec![0, 1, 2, 3], vec![4, 5]], 6)).len() + 1, 48);
+        assert_eq!(elements(&sym(vec![vec![0, 1, 2, 3, 4], vec![5, 6]], 7)).len() + 1, 120);
         assert_eq!(elements(&sym(vec![vec![0, 1], vec![2, 3]], 4)).len() + 1, 4);
         // Every element is a bijection that moves pids with their nodes.
         for p in elements(&sym(vec![vec![0, 1, 2]], 3)) {

@@ -234,6 +234,10 @@ macro_rules! st_atomic_int {
             fn fetch_xor(&self, v: $t, order: Ordering) -> $t {
                 self.rmw(order, |x| x ^ v)
             }
+            #[inline]
+            fn fetch_apply(&self, order: Ordering, f: impl Fn($t) -> $t) -> $t {
+                self.rmw(order, f)
+            }
         }
         impl StAtomic<$t> {
             #[inline(always)]

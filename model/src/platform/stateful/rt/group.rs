@@ -4,6 +4,7 @@
 //! `symmetry.rs`, above the runtime state; these tables are below it (the state holds them).
 
 use super::types::{Op, TaskId, MAX_TASKS, NO_TASK};
+use crate::kernel::wait::WaitList;
 
 /// One element of a symmetry group, as the checker gives it ([`StackPool::set_symmetry`]): where
 /// it maps each node, each pid and each task of the runtime (ids past a map's end map to
@@ -33,6 +34,7 @@ pub(crate) enum Kind {
     Plain,
     NodeValue,
     PidMask,
+    PidList,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -48,6 +50,8 @@ pub(super) struct Image {
     pub(super) task: [u8; MAX_TASKS],
     /// The task whose image is the task at each index.
     pub(super) task_inv: [u8; MAX_TASKS],
+    /// A seeded defect (tests only): a wait queue's list is renamed into pid order.
+    pub(super) sort_lists: bool,
     /// Each object's image (valid for the first `Sym::mapped` objects).
     pub(super) obj: Vec<u32>,
 }
@@ -62,12 +66,17 @@ pub(crate) struct Sym {
     pub(super) meta: Vec<ObjMeta>,
     pub(super) family_locks: bool,
     pub(super) mapped: usize,
+    /// The objects some element of the group moves to another object or whose values it
+    /// renames (valid with `mapped`): the others hash alike in every image.
+    pub(super) moving: Vec<u32>,
     /// `locals[t * images.len() + k]`: task `t`'s local hash under image `k`.
     pub(super) locals: Vec<u64>,
     /// Saved contexts, `2 + images.len()` words each: task, context, its image under each element.
     pub(super) ctx: Vec<u64>,
     /// A seeded defect (tests only): node objects are left where they are by every image.
     pub(super) forget_node_objects: bool,
+    /// A seeded defect (tests only): every image puts a wait queue's list in pid order.
+    pub(super) sort_lists: bool,
     /// The task that has joined every other, which has finished ([`join_all`]): it runs to
     /// its end with no scheduling point (`NO_TASK`: none).
     pub(super) solo: usize,
@@ -85,9 +94,11 @@ impl Default for Sym {
             meta: Vec::new(),
             family_locks: false,
             mapped: 0,
+            moving: Vec::new(),
             locals: Vec::new(),
             ctx: Vec::new(),
             forget_node_objects: false,
+            sort_lists: false,
             solo: NO_TASK,
             join_in_order: false,
         }
@@ -101,6 +112,7 @@ impl Sym {
         self.meta.clear();
         self.family_locks = false;
         self.mapped = 0;
+        self.moving.clear();
         self.locals.clear();
         self.ctx.clear();
         self.solo = NO_TASK;
@@ -156,10 +168,16 @@ impl Sym {
                 }
             }
         }
+        self.moving.clear();
+        for (i, m) in self.meta.iter().enumerate() {
+            if m.kind != Kind::Plain || self.images.iter().any(|img| img.obj[i] != i as u32) {
+                self.moving.push(i as u32);
+            }
+        }
         self.mapped = n;
     }
 
-    #[inline]
+    #[inline(always)]
     pub(super) fn value(img: &Image, kind: Kind, v: u64) -> u64 {
         match kind {
             Kind::Plain => v,
@@ -180,10 +198,19 @@ impl Sym {
                 }
                 (v & !0xffff_ffff) | out as u64
             }
+            Kind::PidList => {
+                let list = WaitList(v).renamed(|p| img.pid[p as usize] as u32);
+                if img.sort_lists {
+                    let mut pids: Vec<u32> = list.iter().collect();
+                    pids.sort_unstable();
+                    return pids.into_iter().fold(WaitList(0), |l, p| l.push_head(p)).0;
+                }
+                list.0
+            }
         }
     }
 
-    #[inline]
+    #[inline(always)]
     pub(super) fn op(img: &Image, op: Op) -> Op {
         match op {
             Op::Load(o) => Op::Load(img.obj[o as usize]),

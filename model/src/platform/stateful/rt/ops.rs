@@ -540,6 +540,7 @@ pub fn tagged<R>(tag: SymTag, f: impl FnOnce() -> R) -> R {
             SymTag::Pid(p) => s.family = Family::Pid(p),
             SymTag::NodeValue => s.kind = Kind::NodeValue,
             SymTag::PidMask => s.kind = Kind::PidMask,
+            SymTag::PidList => s.kind = Kind::PidList,
         }
         saved
     };

@@ -286,6 +286,11 @@ pub(super) unsafe fn yield_point(rt: *mut Rt, t: TaskId, op: Op) -> bool {
     if (*rt).teardown || std::thread::panicking() {
         return false;
     }
+    if (*rt).sym.solo == t && (*rt).enabled_mask() & (1 << t) != 0 {
+        // Under symmetry, the task that joined all the others is alone: nothing can
+        // interleave with what it does, and it is not a scheduling point (see `join_all`).
+        return true;
+    }
     if (*rt).snap {
         // Every scheduling point is the scheduler's, with every task suspended, so that the
         // chooser may snapshot or restore the execution there. The suspended state lies above
@@ -297,11 +302,6 @@ pub(super) unsafe fn yield_point(rt: *mut Rt, t: TaskId, op: Op) -> bool {
         (*rt).next = None;
         let y = (&mut *rt).tasks[t].yielder;
         (*y).suspend(());
-        return true;
-    }
-    if (*rt).sym.solo == t && (*rt).enabled_mask() & (1 << t) != 0 {
-        // Under symmetry, the task that joined all the others is alone: nothing can
-        // interleave with what it does, and it is not a scheduling point (see `join_all`).
         return true;
     }
     (*rt).cur = NO_TASK;

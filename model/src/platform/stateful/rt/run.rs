@@ -153,7 +153,6 @@ pub(super) fn begin(pool: &mut StackPool, chooser: Option<NonNull<dyn Chooser>>,
     // SAFETY: `rt` is exclusively ours until Teardown gives it back to the pool.
     unsafe {
         let r = &mut *rt;
-        assert!(!snap || r.sym.images.is_empty(), "stateful runtime: snapshots under symmetry");
         assert!(!snap || !r.shadow.on, "stateful runtime: snapshots under the live-locals census");
         r.finished = 0;
         r.shared = 0;

@@ -10,6 +10,7 @@ use super::lkstate::Lk;
 use super::point::bad_choice;
 use super::run::{begin, finished, new_task, panic_message, Teardown};
 use super::state::{Co, Exit, Rt, SchedPoint, StackPool};
+use super::symmetry::sym_spawned;
 use super::types::{Op, RunEnd, TaskId, MAX_TASKS, NO_TASK};
 use crate::platform::stateful::arena;
 
@@ -67,6 +68,11 @@ pub struct Snapshot {
     heap: Vec<u8>,
     /// Under `lkmm`: the memory (every store, every view).
     lk: Option<Box<Lk>>,
+    /// Under symmetry: each task's local hash under each image, the contexts handed out, and
+    /// the task that runs alone ([`super::group::Sym`]).
+    sym_locals: Vec<u64>,
+    sym_ctx: Vec<u64>,
+    sym_solo: usize,
 }
 
 impl Snapshot {
@@ -88,6 +94,7 @@ impl Snapshot {
             + self.tasks.len() * core::mem::size_of::<TaskSave>()
             + stacks
             + self.lk.as_ref().map_or(0, |l| l.bytes())
+            + (self.sym_locals.len() + self.sym_ctx.len()) * 8
     }
 }
 
@@ -184,6 +191,11 @@ impl SchedPoint<'_> {
                 None => into.lk = Some(Box::new(r.lk.clone())),
             }
         }
+        if !r.sym.images.is_empty() {
+            into.sym_locals.clone_from(&r.sym.locals);
+            into.sym_ctx.clone_from(&r.sym.ctx);
+            into.sym_solo = r.sym.solo;
+        }
         into.objs.clone_from(&r.objs);
         into.locks.clone_from(&r.locks);
         into.finished = r.finished;
@@ -260,6 +272,19 @@ unsafe fn restore(rt: *mut Rt, s: &Snapshot) {
         r.shared = s.shared;
     }
     r.locks.clone_from(&s.locks);
+    if !r.sym.images.is_empty() {
+        if !r.restore_keeps_image_locals {
+            r.sym.locals.clone_from(&s.sym_locals);
+        }
+        r.sym.ctx.clone_from(&s.sym_ctx);
+        r.sym.solo = s.sym_solo;
+        // Objects made since the snapshot are gone: so are their tags, and the images' maps
+        // are rebuilt for the objects there are.
+        r.sym.meta.truncate(r.objs.len());
+        if r.sym.mapped != r.objs.len() {
+            r.sym.map_objects();
+        }
+    }
     if r.lkmm {
         let _off = arena::off();
         r.lk.clone_from(s.lk.as_ref().expect("a snapshot under lkmm holds the memory"));
@@ -281,7 +306,7 @@ unsafe fn restore(rt: *mut Rt, s: &Snapshot) {
 /// ([`SchedPoint::snapshot`]) or go back to one ([`Decision::Restore`]), and an execution's end
 /// is the chooser's to continue from ([`SnapChooser::ended`]). The tasks' code allocates in
 /// the execution arena, so the process must use [`super::arena::ArenaAlloc`] (it panics
-/// otherwise). No symmetry.
+/// otherwise). Under symmetry a snapshot holds the per-image local hashes too.
 ///
 /// Returns how the execution ended when the chooser stopped it (`Deadlock { blocked: 0 }` if
 /// it stopped where tasks could still run: see [`RunEnd`]).
@@ -295,6 +320,7 @@ pub fn run_snapshots<F: FnOnce() + 'static>(pool: &mut StackPool, body: F, choos
     let end = unsafe {
         let slot = new_task(rt, 0, body);
         (&mut *rt).tasks.push(slot);
+        sym_spawned(rt, 0);
         schedule_snapshots(rt, chooser)
     };
     drop(guard);
@@ -384,5 +410,17 @@ impl StackPool {
         });
         // SAFETY: the pool owns the block between runs.
         unsafe { (*rt.as_ptr()).restore_keeps_objects = true };
+    }
+
+    /// Seeds a defect in snapshots under symmetry, for the test that shows the soundness tests
+    /// catch one: a restore leaves the per-image local hashes as they are.
+    #[doc(hidden)]
+    pub fn seed_snapshot_defect_keep_image_locals(&mut self) {
+        let rt = *self.rt.get_or_insert_with(|| {
+            // SAFETY: as in `set_symmetry`.
+            unsafe { NonNull::new_unchecked(Box::into_raw(Box::new(Rt::new(self.stack_size)))) }
+        });
+        // SAFETY: the pool owns the block between runs.
+        unsafe { (*rt.as_ptr()).restore_keeps_image_locals = true };
     }
 }

@@ -147,6 +147,9 @@ pub(crate) struct Rt {
     pub(super) vclock: u64,
     /// A seeded defect (tests only): a restore leaves the shared objects as they are.
     pub(super) restore_keeps_objects: bool,
+    /// A seeded defect (tests only): a restore leaves each task's local hash under each image
+    /// of the symmetry group as it is.
+    pub(super) restore_keeps_image_locals: bool,
     /// The memory model: the kernel's (`lk` holds it) or sequential consistency.
     pub(super) lkmm: bool,
     pub(super) lk: Lk,
@@ -234,6 +237,7 @@ impl Rt {
             snap: false,
             vclock: 0,
             restore_keeps_objects: false,
+            restore_keeps_image_locals: false,
             lkmm: false,
             lk: Lk::default(),
             shadow: Shadow::default(),

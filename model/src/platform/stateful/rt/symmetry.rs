@@ -18,6 +18,8 @@ impl StackPool {
             unsafe { NonNull::new_unchecked(Box::into_raw(Box::new(Rt::new(self.stack_size)))) }
         });
         let ident = |v: &[u8], i: usize| v.get(i).copied().unwrap_or(i as u8);
+        // SAFETY: the pool owns the block; no execution is running.
+        let sort_lists = unsafe { rt.as_ref().sym.sort_lists };
         let images = images
             .iter()
             .map(|s| {
@@ -26,6 +28,7 @@ impl StackPool {
                     pid: core::array::from_fn(|i| ident(&s.pid, i)),
                     task: core::array::from_fn(|i| ident(&s.task, i)),
                     task_inv: [0; MAX_TASKS],
+                    sort_lists,
                     obj: Vec::new(),
                 };
                 for (t, &u) in img.task.iter().enumerate() {
@@ -50,6 +53,16 @@ impl StackPool {
 
 impl StackPool {
     /// Seeds a defect in the symmetry reduction, for the test that shows the exact oracle
+    /// catches it: every image puts a wait queue's list in pid order instead of renaming each
+    /// entry in its place (the wake order the model had before its lists kept list order).
+    #[doc(hidden)]
+    pub fn seed_symmetry_defect_sort_wait_lists(&mut self) {
+        self.set_symmetry(&[]);
+        // SAFETY: as in `set_symmetry`.
+        unsafe { self.rt.expect("set_symmetry allocates the runtime").as_mut().sym.sort_lists = true };
+    }
+
+    /// Seeds a defect in the symmetry reduction, for the test that shows the exact oracle
     /// catches it: under symmetry the body joins the other tasks one after another, in a fixed
     /// order no renaming keeps (what the runtime did before `join_all`).
     #[doc(hidden)]
@@ -68,13 +81,44 @@ impl SchedPoint<'_> {
     /// The fingerprint of this state's image under element `k` of the symmetry group (with
     /// [`SchedPoint::fingerprint`]'s rules: finished tasks' histories left out).
     pub fn fingerprint_image(&self, k: usize) -> u64 {
+        self.image_with(k, self.fixed_part())
+    }
+
+    /// [`SchedPoint::fingerprint_image`] of every element of the group, into `out` (as long as
+    /// the group has elements besides the identity): the objects no element moves or renames
+    /// are hashed once, not once an image.
+    pub fn fingerprint_images(&self, out: &mut [u64]) {
+        let fixed = self.fixed_part();
+        for (k, o) in out.iter_mut().enumerate().take(self.rt.sym.images.len()) {
+            *o = self.image_with(k, fixed);
+        }
+    }
+
+    /// The objects' and locks' part of the fingerprint without the objects some element moves
+    /// or renames and without the held locks (whose owners the elements rename).
+    fn fixed_part(&self) -> u64 {
+        let r = self.rt;
+        assert!(r.sym.mapped == r.objs.len(), "stateful runtime: symmetry: objects created after the last yield point");
+        let mut fixed = r.shared;
+        for &i in &r.sym.moving {
+            fixed ^= obj_term(i as usize, r.objs[i as usize]);
+        }
+        for (l, &o) in r.locks.iter().enumerate() {
+            if o != NO_OWNER {
+                fixed ^= lock_term(l, o as usize);
+            }
+        }
+        fixed
+    }
+
+    fn image_with(&self, k: usize, fixed: u64) -> u64 {
         let r = self.rt;
         let sym = &r.sym;
         let img = &sym.images[k];
-        assert!(sym.mapped == r.objs.len(), "stateful runtime: symmetry: objects created after the last yield point");
-        let mut shared = 0;
-        for (i, &v) in r.objs.iter().enumerate() {
-            shared ^= obj_term(img.obj[i] as usize, Sym::value(img, sym.meta[i].kind, v));
+        let mut shared = fixed;
+        for &i in &sym.moving {
+            let i = i as usize;
+            shared ^= obj_term(img.obj[i] as usize, Sym::value(img, sym.meta[i].kind, r.objs[i]));
         }
         for (l, &o) in r.locks.iter().enumerate() {
             if o != NO_OWNER {
