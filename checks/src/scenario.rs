@@ -1016,6 +1016,7 @@ fn explore_table(ctx: &mut Ctx, ex: &Table) -> Option<Explore> {
     if let Some(list) = &reduce_v {
         let mut r = crate::engine::Reduce::NONE;
         let mut named: Vec<&str> = Vec::new();
+        let mut sorted_span = None;
         for e in list {
             let name = e.get_ref().as_str();
             if !crate::engine::Reduce::NAMES.contains(&name) {
@@ -1037,9 +1038,23 @@ fn explore_table(ctx: &mut Ctx, ex: &Table) -> Option<Explore> {
                     "snapshot" => r.snapshot = true,
                     "live-locals" => r.live_locals = true,
                     "projection" => r.projection = true,
+                    "sorted-symmetry" => {
+                        r.sorted_symmetry = true;
+                        sorted_span = Some(e.span());
+                    }
                     _ => unreachable!("Reduce::NAMES"),
                 }
             }
+        }
+        if let (Some(span), false) = (sorted_span, r.symmetry) {
+            ctx.push(
+                ctx.err(
+                    span,
+                    "explore.reduce",
+                    "\"sorted-symmetry\" is a way of computing \"symmetry\"'s canonical form: name \"symmetry\" too"
+                        .to_string(),
+                ),
+            );
         }
         reduce = Some(r);
     }

@@ -695,6 +695,11 @@ fn reduce_entries_are_checked_and_named_with_their_table() {
     let e = err(&with("reduce = [\"por\", \"por\"]"));
     assert_eq!((e.line, e.field.as_deref()), (Some(17), Some("explore.reduce")), "{e}");
     assert!(e.message.contains("\"por\" is listed twice"), "{e}");
+    // The sorted canonical form is a way of computing symmetry's: alone it is refused.
+    parse(Path::new("s.toml"), &with("reduce = [\"symmetry\", \"sorted-symmetry\"]")).expect("both");
+    let e = err(&with("reduce = [\"por\", \"sorted-symmetry\"]"));
+    assert_eq!((e.line, e.field.as_deref()), (Some(17), Some("explore.reduce")), "{e}");
+    assert!(e.message.contains("name \"symmetry\" too"), "{e}");
     // Only the stateful engine reduces.
     let e = err(&GOOD.replace("preemption_bound = 2", "preemption_bound = 2\nreduce = [\"por\"]"));
     assert_eq!(e.field.as_deref(), Some("explore.reduce"), "{e}");

@@ -19,8 +19,13 @@
 //!   search (737 states against 683 there) and the exact oracle fails on every case (1,171 of
 //!   1,333 images unreached there); so does `SymmetryJoinsInOrder` (the body's joins one after
 //!   another, as before the fix: 1,111 states stored, 925 of 1,411 images unreached).
-//! * With more than two kswapds the model declares no symmetry (wake-ups walk a wait queue in
-//!   pid order, which no renaming keeps).
+//!   `SymmetrySortsWaitLists` (a wait queue's list renamed into pid order) is caught on three
+//!   kswapds, where the model declares the group of the three (the lists keep list order, which
+//!   the images rename entry by entry).
+//! * The sorted canonical form (docs/model.md, "Symmetry") against the least over every element
+//!   of the group: the same states and transitions on every symmetric configuration; the seeded
+//!   defect `SymmetrySignatureOwnLocal` (a signature that a renaming changes) makes the exact
+//!   oracle find more states stored than orbits.
 //! * The monitor projection (docs/model.md, "Monitor projection"): every shipped scenario of up
 //!   to 6 threads with each invariant it checks alone and with its whole list, with and without
 //!   the projection, under sequential consistency and (the files written for it) `lkmm`: the
@@ -191,6 +196,46 @@ fn the_exact_oracle_catches_joins_in_a_fixed_order() {
 #[test]
 fn the_exact_oracle_catches_wait_lists_renamed_into_pid_order() {
     assert_the_exact_oracle_catches_on(ReductionDefect::SymmetrySortsWaitLists, |name| name.starts_with("3 kswapds"));
+}
+
+/// The sorted canonical form (docs/model.md, "The sorted canonical form") is the same
+/// reduction as the least fingerprint over every element of the group: on every shipped
+/// scenario of up to 6 threads that symmetry reduces, and on the generated symmetric cases,
+/// the two store the same number of states, take the same transitions and reach the same
+/// outcome. (The exact oracle, above, runs with the sorted form: it stores one state per
+/// orbit.)
+#[test]
+fn the_sorted_canonical_form_stores_what_every_image_stores() {
+    let every_image = Reduce { sorted_symmetry: false, ..Reduce::default() };
+    let mut compared = 0;
+    for (name, sc) in common::shipped_small(6).into_iter().chain(symmetric_cases()) {
+        let sorted = sc.spec.explore(ENGINE, &opts(Reduce::default()));
+        let st = sorted.stats.expect("stateful stats");
+        if st.symmetry_group < 2 {
+            continue;
+        }
+        let all = sc.spec.explore(ENGINE, &opts(every_image));
+        let at = all.stats.expect("stateful stats");
+        assert_eq!(
+            (st.states, st.transitions, sorted.complete),
+            (at.states, at.transitions, all.complete),
+            "{name}: the sorted canonical form against every image"
+        );
+        if let Some(why) = differ(&sorted, &all) {
+            panic!("{name}: the sorted canonical form changed the outcome: {why}");
+        }
+        compared += 1;
+    }
+    eprintln!("compared the two canonical forms on {compared} symmetric configurations");
+    assert!(compared >= 8, "compared {compared}");
+}
+
+/// The mutant self-test of the sorted canonical form: a task's signature taken from its own
+/// local hash (which a renaming of what it read changes) sorts two states of one orbit
+/// differently, and the exact oracle finds more states stored than orbits.
+#[test]
+fn the_exact_oracle_catches_a_signature_that_a_renaming_changes() {
+    assert_the_exact_oracle_catches_on(ReductionDefect::SymmetrySignatureOwnLocal, |_| true);
 }
 
 /// With three kswapds the model declares the group of the three, and it is exact.

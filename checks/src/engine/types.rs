@@ -224,22 +224,43 @@ pub struct Reduce {
     /// The online monitors' state in the fingerprint only where an invariant checked reads
     /// it (docs/model.md, "Monitor projection").
     pub projection: bool,
+    /// Under symmetry, a state's canonical form is the least fingerprint over the elements of
+    /// the group that sort its orbits of tasks by their signatures (a few images a state)
+    /// instead of over every element (docs/model.md, "The sorted canonical form"). The same
+    /// states either way; without `symmetry` it does nothing.
+    pub sorted_symmetry: bool,
     /// A seeded defect in a reduction, for the tests that show the soundness tests can fail.
     pub defect: Option<ReductionDefect>,
 }
 
 impl Default for Reduce {
     fn default() -> Self {
-        Reduce { symmetry: true, por: true, snapshot: true, live_locals: true, projection: true, defect: None }
+        Reduce {
+            symmetry: true,
+            por: true,
+            snapshot: true,
+            live_locals: true,
+            projection: true,
+            sorted_symmetry: true,
+            defect: None,
+        }
     }
 }
 
 impl Reduce {
     /// No reduction: the search as it was before reductions existed.
-    pub const NONE: Reduce =
-        Reduce { symmetry: false, por: false, snapshot: false, live_locals: false, projection: false, defect: None };
+    pub const NONE: Reduce = Reduce {
+        symmetry: false,
+        por: false,
+        snapshot: false,
+        live_locals: false,
+        projection: false,
+        sorted_symmetry: false,
+        defect: None,
+    };
     /// The reductions a scenario file or the command line may name.
-    pub const NAMES: &'static [&'static str] = &["symmetry", "por", "snapshot", "live-locals", "projection"];
+    pub const NAMES: &'static [&'static str] =
+        &["symmetry", "por", "snapshot", "live-locals", "projection", "sorted-symmetry"];
 }
 
 /// A seeded defect in a reduction or in the parallel search (never in a user's run: only the
@@ -286,6 +307,10 @@ pub enum ReductionDefect {
     /// Under symmetry every image puts a wait queue's list in pid order instead of renaming
     /// each entry in its place (the wake order no renaming kept, before the lists).
     SymmetrySortsWaitLists,
+    /// The sorted canonical form: a task's signature is its own local hash, which a renaming
+    /// changes, instead of the least of its local hashes over the group (two states of one
+    /// orbit may then sort differently and both be stored).
+    SymmetrySignatureOwnLocal,
     /// Snapshots: a restore puts back the runtime and the stacks but not the online monitors'
     /// state (the ghost keeps the state of the last execution's end).
     SnapshotForgetsGhost,
@@ -390,6 +415,10 @@ pub struct StateStats {
     pub projection: bool,
     /// The symmetry group's size (1: no symmetry reduction ran).
     pub symmetry_group: usize,
+    /// Under symmetry, the canonical form was the sorted one (the least fingerprint over the
+    /// elements that sort the orbits' tasks by their signatures), not the least over every
+    /// element: the same states, fewer images fingerprinted (reduction `sorted-symmetry`).
+    pub symmetry_sorted: bool,
     /// Why symmetry reduction did not run, where it did not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub symmetry_not_applied: Option<&'static str>,

@@ -274,13 +274,13 @@ impl Model for KswapdStall {
     /// task's under `SymTag::Pid`, `kswapd_exclusive` holds a node and the wait queues' entries
     /// pids; the mutations are the same on every node.
     ///
-    /// None with more than two kswapds: then two losers of `kswapd_exclusive` can wait on
-    /// `kswapd_contended_wait` together, and `__wake_up()` wakes the queued tasks one at a
-    /// time in pid order, a step each that the woken tasks can see. No renaming of the
-    /// kswapds keeps that order, so the renaming would not map the state graph onto itself
-    /// (the exact oracle of checks/tests/reduction_soundness.rs finds states whose images are
-    /// never reached), and merging a state with its image could leave the other wake order
-    /// unexplored.
+    /// With more than two kswapds, two losers of `kswapd_exclusive` can wait on
+    /// `kswapd_contended_wait` together, and `__wake_up()` wakes them in the list's order.
+    /// The wait queue keeps that order (`WaitList`, head first, as `prepare_to_wait()` adds
+    /// at the head) and a renaming renames the list entry by entry, so the renaming maps the
+    /// state graph onto itself (the exact oracle of checks/tests/reduction_soundness.rs checks
+    /// it on three kswapds; the seeded defect `SymmetrySortsWaitLists`, a list renamed into
+    /// pid order, is what the model's pid-order wake-ups once needed and the oracle catches).
     fn symmetry(cfg: &Config) -> Result<Symmetry, &'static str> {
         let nodes = cfg.nr_nodes();
         let last = cfg.roles.len() - 1;

@@ -414,6 +414,7 @@ impl<'a, M: Checked> Search<'a, M> {
             restores: self.snaps.restores,
             snapshot_bytes: self.snaps.peak_bytes,
             symmetry_group: self.symmetry_group,
+            symmetry_sorted: self.symmetry_group > 1 && !self.census && self.opts.reduce.sorted_symmetry,
             symmetry_not_applied: self.symmetry_not_applied,
             por_not_applied: self.por_not_applied,
             slept: self.cx.found.slept,

@@ -57,9 +57,11 @@ impl<M: Checked> Runner<M> {
             Some(ReductionDefect::SymmetryForgetsNodeObjects) => pool.seed_symmetry_defect_forget_node_objects(),
             Some(ReductionDefect::SymmetryJoinsInOrder) => pool.seed_symmetry_defect_join_in_order(),
             Some(ReductionDefect::SymmetrySortsWaitLists) => pool.seed_symmetry_defect_sort_wait_lists(),
+            Some(ReductionDefect::SymmetrySignatureOwnLocal) => pool.seed_symmetry_defect_signature_own_local(),
             _ => {}
         }
         pool.set_symmetry(images);
+        pool.set_symmetry_all_images(!opts.reduce.sorted_symmetry);
         if defect == Some(ReductionDefect::SnapshotForgetsImageLocals) {
             pool.seed_snapshot_defect_keep_image_locals();
         }
@@ -150,23 +152,24 @@ pub(super) fn fingerprint<M: Checked>(p: &SchedPoint<'_>, ghost: &StatefulGhost<
 
 /// The fingerprint, and the group element whose image it is (`None`: the identity).
 pub(super) fn fingerprint_image<M: Checked>(p: &SchedPoint<'_>, ghost: &StatefulGhost<M>) -> (u64, Option<usize>) {
-    let mut fp = identity_fingerprint(p, ghost);
-    let mut which = None;
     let g = p.symmetry_images();
     if g == 0 {
-        return (fp, None);
+        return (identity_fingerprint(p, ghost), None);
     }
-    // Symmetry: the least fingerprint over the state's images (its orbit's representative).
+    // Symmetry: the least fingerprint over the state's candidate images (its orbit's
+    // representative): the elements that sort its orbits of tasks, or every element.
+    let mut ks = [0usize; super::symmetry::MAX_GROUP];
+    let (identity, n) = p.canonical_candidates(&mut ks);
     let mut runtime = [0u64; super::symmetry::MAX_GROUP];
-    p.fingerprint_images(&mut runtime[..g]);
-    for (k, &r) in runtime[..g].iter().enumerate() {
+    p.fingerprint_images_of(&ks[..n], &mut runtime[..n]);
+    let mut best: Option<(u64, Option<usize>)> = identity.then(|| (identity_fingerprint(p, ghost), None));
+    for (&k, &r) in ks[..n].iter().zip(&runtime[..n]) {
         let f = mix(r, ghost.state_hash_image(k));
-        if f < fp {
-            fp = f;
-            which = Some(k);
+        if best.is_none_or(|(fp, _)| f < fp) {
+            best = Some((f, Some(k)));
         }
     }
-    (fp, which)
+    best.expect("a sorting element of the group, or the identity")
 }
 
 /// The whole state at a scheduling point, not canonicalised.

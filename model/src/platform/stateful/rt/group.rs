@@ -83,6 +83,17 @@ pub(crate) struct Sym {
     /// A seeded defect (tests only): [`join_all`] joins one task after another, as without
     /// symmetry.
     pub(super) join_in_order: bool,
+    /// The orbits of the tasks under the group (each of two tasks or more, in increasing
+    /// order), for the sorted canonical form (`symmetry.rs`, [`SchedPoint::canonical_candidates`]).
+    ///
+    /// [`SchedPoint::canonical_candidates`]: super::state::SchedPoint::canonical_candidates
+    pub(super) task_orbits: Vec<Vec<u8>>,
+    /// The canonical form is the least fingerprint over every element of the group, not only
+    /// over the elements that sort the orbits (the comparison the sorted form is tested by).
+    pub(super) all_images: bool,
+    /// A seeded defect (tests only): a task's signature is its own local hash, which a
+    /// renaming changes, instead of the least of its local hashes over the group.
+    pub(super) signature_own_local: bool,
 }
 
 impl Default for Sym {
@@ -101,6 +112,9 @@ impl Default for Sym {
             sort_lists: false,
             solo: NO_TASK,
             join_in_order: false,
+            task_orbits: Vec::new(),
+            all_images: false,
+            signature_own_local: false,
         }
     }
 }

@@ -20,7 +20,7 @@ impl StackPool {
         let ident = |v: &[u8], i: usize| v.get(i).copied().unwrap_or(i as u8);
         // SAFETY: the pool owns the block; no execution is running.
         let sort_lists = unsafe { rt.as_ref().sym.sort_lists };
-        let images = images
+        let images: Vec<Image> = images
             .iter()
             .map(|s| {
                 let mut img = Image {
@@ -37,17 +37,44 @@ impl StackPool {
                 img
             })
             .collect();
+        let task_orbits = task_orbits(&images);
         // SAFETY: the pool owns the block; no execution is running (`run` borrows the pool).
-        unsafe { rt.as_mut().sym.images = images };
+        unsafe {
+            let sym = &mut rt.as_mut().sym;
+            sym.images = images;
+            sym.task_orbits = task_orbits;
+        }
+    }
+
+    /// Whether a state's canonical form is the least fingerprint over every element of the
+    /// group (`true`) or only over the elements that sort its orbits of tasks (`false`, the
+    /// default): the two are the same reduction, and the second costs a few images a state
+    /// instead of one per element ([`SchedPoint::canonical_candidates`]).
+    pub fn set_symmetry_all_images(&mut self, all: bool) {
+        self.set_symmetry_flag(|sym| sym.all_images = all);
+    }
+
+    fn set_symmetry_flag(&mut self, set: impl FnOnce(&mut Sym)) {
+        if self.rt.is_none() {
+            self.set_symmetry(&[]);
+        }
+        // SAFETY: as in `set_symmetry`.
+        unsafe { set(&mut self.rt.expect("set_symmetry allocates the runtime").as_mut().sym) };
+    }
+
+    /// Seeds a defect in the sorted canonical form, for the test that shows the exact oracle
+    /// catches it: a task's signature is its own local hash, which a renaming of the values it
+    /// read changes, so two states of one orbit may sort differently and be stored twice.
+    #[doc(hidden)]
+    pub fn seed_symmetry_defect_signature_own_local(&mut self) {
+        self.set_symmetry_flag(|sym| sym.signature_own_local = true);
     }
 
     /// Seeds a defect in the symmetry reduction, for the test that shows the soundness tests
     /// catch one: every image leaves the nodes' objects (`pgdat[n]`) where they are.
     #[doc(hidden)]
     pub fn seed_symmetry_defect_forget_node_objects(&mut self) {
-        self.set_symmetry(&[]);
-        // SAFETY: as in `set_symmetry`.
-        unsafe { self.rt.expect("set_symmetry allocates the runtime").as_mut().sym.forget_node_objects = true };
+        self.set_symmetry_flag(|sym| sym.forget_node_objects = true);
     }
 }
 
@@ -57,9 +84,7 @@ impl StackPool {
     /// entry in its place (the wake order the model had before its lists kept list order).
     #[doc(hidden)]
     pub fn seed_symmetry_defect_sort_wait_lists(&mut self) {
-        self.set_symmetry(&[]);
-        // SAFETY: as in `set_symmetry`.
-        unsafe { self.rt.expect("set_symmetry allocates the runtime").as_mut().sym.sort_lists = true };
+        self.set_symmetry_flag(|sym| sym.sort_lists = true);
     }
 
     /// Seeds a defect in the symmetry reduction, for the test that shows the exact oracle
@@ -67,9 +92,7 @@ impl StackPool {
     /// order no renaming keeps (what the runtime did before `join_all`).
     #[doc(hidden)]
     pub fn seed_symmetry_defect_join_in_order(&mut self) {
-        self.set_symmetry(&[]);
-        // SAFETY: as in `set_symmetry`.
-        unsafe { self.rt.expect("set_symmetry allocates the runtime").as_mut().sym.join_in_order = true };
+        self.set_symmetry_flag(|sym| sym.join_in_order = true);
     }
 }
 
@@ -92,6 +115,95 @@ impl SchedPoint<'_> {
         for (k, o) in out.iter_mut().enumerate().take(self.rt.sym.images.len()) {
             *o = self.image_with(k, fixed);
         }
+    }
+
+    /// [`SchedPoint::fingerprint_image`] of the elements `ks`, into `out[..ks.len()]`.
+    pub fn fingerprint_images_of(&self, ks: &[usize], out: &mut [u64]) {
+        let fixed = self.fixed_part();
+        for (&k, o) in ks.iter().zip(out.iter_mut()) {
+            *o = self.image_with(k, fixed);
+        }
+    }
+
+    /// The elements of the group (indices of [`SchedPoint::fingerprint_image`]) whose images
+    /// of this state its canonical form is the least fingerprint of: their indices go into
+    /// `out`, and the answer is whether the identity is one and how many others there are.
+    ///
+    /// The sorted canonical form. Each task of an orbit has a signature that every renaming
+    /// keeps: in the image of a state under an element `h`, the task `h(t)` has the signature
+    /// `t` has (below). The candidates are the elements whose image lists each orbit's tasks
+    /// in order of their signatures, ties in every order. For a state `s` and an image
+    /// `s' = g(s)`, `h` sorts `s'` exactly when `h∘g` sorts `s`, and `h(s') = (h∘g)(s)`: the
+    /// two states have the same set of candidate images, so the least of their fingerprints is
+    /// the same. Each orbit's every order is in the group (the group is a product of full
+    /// symmetric groups), so a sorting element always exists. Where the tasks' signatures
+    /// differ, that is one image instead of one per element (120 with five kswapds).
+    ///
+    /// A task's signature: whether it exists and has finished, and otherwise the least over
+    /// the group (the identity included) of its pending operation's image and, apart, of its
+    /// local hash under each image. The set of a task's images over the group is the same for
+    /// `t` in `s` and for `h(t)` in `h(s)` (the group is closed), so their least is too.
+    pub fn canonical_candidates(&self, out: &mut [usize]) -> (bool, usize) {
+        let r = self.rt;
+        let sym = &r.sym;
+        let g = sym.images.len();
+        let all = |out: &mut [usize]| {
+            for (k, o) in out.iter_mut().enumerate().take(g) {
+                *o = k;
+            }
+            (true, g)
+        };
+        if sym.all_images || sym.task_orbits.is_empty() {
+            return all(out);
+        }
+        let mut sig = [0u64; MAX_TASKS];
+        for orbit in &sym.task_orbits {
+            for &t in orbit {
+                sig[t as usize] = self.task_signature(t as usize);
+            }
+        }
+        let sorts = |inv: &dyn Fn(usize) -> usize| {
+            sym.task_orbits.iter().all(|o| o.windows(2).all(|w| sig[inv(w[0] as usize)] <= sig[inv(w[1] as usize)]))
+        };
+        let identity = sorts(&|pos| pos);
+        let mut n = 0;
+        for (k, img) in sym.images.iter().enumerate() {
+            if sorts(&|pos| img.task_inv[pos] as usize) {
+                out[n] = k;
+                n += 1;
+            }
+        }
+        if !identity && n == 0 {
+            // Not reached when the group holds every order of each orbit; the least over every
+            // element is still a canonical form.
+            return all(out);
+        }
+        (identity, n)
+    }
+
+    /// A task's signature for the sorted canonical form ([`SchedPoint::canonical_candidates`]).
+    fn task_signature(&self, t: usize) -> u64 {
+        let r = self.rt;
+        let sym = &r.sym;
+        if t >= r.tasks.len() {
+            return u64::MAX;
+        }
+        if r.finished & (1 << t) != 0 {
+            return FINISHED_CODE;
+        }
+        let g = sym.images.len();
+        let s = &r.tasks[t];
+        let mut op = s.op.code();
+        for img in &sym.images {
+            op = op.min(Sym::op(img, s.op).code());
+        }
+        let mut local = s.local;
+        if !sym.signature_own_local {
+            for &l in &sym.locals[t * g..t * g + g] {
+                local = local.min(l);
+            }
+        }
+        mix(mix(op, s.token as u64), local)
     }
 
     /// The objects' and locks' part of the fingerprint without the objects some element moves
@@ -140,6 +252,25 @@ impl SchedPoint<'_> {
         }
         fmix64(h)
     }
+}
+
+/// The orbits of two tasks or more under the group whose elements but the identity are
+/// `images`, each in increasing order.
+fn task_orbits(images: &[Image]) -> Vec<Vec<u8>> {
+    let mut orbits: Vec<Vec<u8>> = Vec::new();
+    for t in 0..MAX_TASKS as u8 {
+        if orbits.iter().any(|o| o.contains(&t)) {
+            continue;
+        }
+        let mut orbit: Vec<u8> = images.iter().map(|img| img.task[t as usize]).collect();
+        orbit.push(t);
+        orbit.sort_unstable();
+        orbit.dedup();
+        if orbit.len() >= 2 {
+            orbits.push(orbit);
+        }
+    }
+    orbits
 }
 
 #[inline]
