@@ -109,9 +109,10 @@ impl<P: Platform> WaitQueueHead<P> {
         WaitList(self.entries.load(Relaxed))
     }
 
-    /// Under the lock: removes `pid`'s entry; returns the list as it was.
+    /// Under the lock: removes `pid`'s entry; returns the list it leaves (what was there,
+    /// without the entry).
     pub fn remove(&self, pid: u32) -> WaitList {
-        WaitList(self.entries.fetch_apply(Relaxed, |l| WaitList(l).remove(pid).0))
+        WaitList(self.entries.fetch_apply(Relaxed, |l| WaitList(l).remove(pid).0)).remove(pid)
     }
 }
 
@@ -141,7 +142,7 @@ pub fn finish_wait<P: Platform>(cur: &Current<P>, wq: &WaitQueueHead<P>) {
     let mut left = wq.list();
     if left.contains(pid) {
         spin_lock(cur, &wq.lock);
-        left = wq.remove(pid).remove(pid);
+        left = wq.remove(pid);
         spin_unlock(cur, &wq.lock);
     }
     if P::Ghost::ENABLED {

@@ -82,11 +82,7 @@ macro_rules! loom_atomic_int {
             fn fetch_xor(&self, v: $t, order: Ordering) -> $t {
                 <$inner>::fetch_xor(self, v, order)
             }
-            fn fetch_apply(&self, order: Ordering, f: impl Fn($t) -> $t) -> $t {
-                match <$inner>::fetch_update(self, order, super::load_half(order), |x| Some(f(x))) {
-                    Ok(x) | Err(x) => x,
-                }
-            }
+            $crate::platform::fetch_apply_by_update!($inner, $t);
         }
     };
 }

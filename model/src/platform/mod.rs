@@ -29,7 +29,7 @@
 //! [`NoGhost`]: crate::ghost::NoGhost
 
 mod traits;
-pub(crate) use self::traits::{atomics_for, forward_atomic, forward_atomic_int};
+pub(crate) use self::traits::{atomics_for, fetch_apply_by_update, forward_atomic, forward_atomic_int};
 pub use self::traits::{load_half, Atomic, AtomicInt, Join, KernelFence, Platform, RawSpinLock, SymTag};
 
 mod std_impl;

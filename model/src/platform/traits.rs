@@ -275,11 +275,20 @@ macro_rules! forward_atomic_int {
             fn fetch_xor(&self, v: $t, order: core::sync::atomic::Ordering) -> $t {
                 <$inner>::fetch_xor(self, v, order)
             }
-            #[inline(always)]
-            fn fetch_apply(&self, order: core::sync::atomic::Ordering, f: impl Fn($t) -> $t) -> $t {
-                match <$inner>::fetch_update(self, order, $crate::platform::load_half(order), |x| Some(f(x))) {
-                    Ok(x) | Err(x) => x,
-                }
+            $crate::platform::fetch_apply_by_update!($inner, $t);
+        }
+    };
+}
+
+/// `AtomicInt::fetch_apply` by the atomic's own `fetch_update` (std, loom and shuttle): a load,
+/// then a compare-exchange that stores `f(old)`, again if another store came between (never
+/// under the lock that guards a wait queue's list).
+macro_rules! fetch_apply_by_update {
+    ($inner:ty, $t:ty) => {
+        #[inline(always)]
+        fn fetch_apply(&self, order: core::sync::atomic::Ordering, f: impl Fn($t) -> $t) -> $t {
+            match <$inner>::fetch_update(self, order, $crate::platform::load_half(order), |x| Some(f(x))) {
+                Ok(x) | Err(x) => x,
             }
         }
     };
@@ -297,4 +306,4 @@ macro_rules! atomics_for {
         };
     };
 }
-pub(crate) use {atomics_for, forward_atomic, forward_atomic_int};
+pub(crate) use {atomics_for, fetch_apply_by_update, forward_atomic, forward_atomic_int};

@@ -96,6 +96,22 @@ pub(crate) struct Sym {
     pub(super) signature_own_local: bool,
 }
 
+/// What a snapshot keeps of an execution's symmetry state ([`Sym::save_into`]): each task's
+/// local hash under each image, the contexts handed out, and the task that runs alone.
+#[derive(Default)]
+pub(super) struct SymSave {
+    locals: Vec<u64>,
+    ctx: Vec<u64>,
+    solo: usize,
+}
+
+impl SymSave {
+    /// The bytes its vectors hold.
+    pub(super) fn bytes(&self) -> usize {
+        (self.locals.len() + self.ctx.len()) * 8
+    }
+}
+
 impl Default for Sym {
     fn default() -> Self {
         Sym {
@@ -130,6 +146,36 @@ impl Sym {
         self.locals.clear();
         self.ctx.clear();
         self.solo = NO_TASK;
+    }
+
+    /// Keeps what a snapshot needs of the running execution's symmetry state (nothing without
+    /// symmetry).
+    pub(super) fn save_into(&self, into: &mut SymSave) {
+        if self.images.is_empty() {
+            return;
+        }
+        into.locals.clone_from(&self.locals);
+        into.ctx.clone_from(&self.ctx);
+        into.solo = self.solo;
+    }
+
+    /// Puts back what [`Sym::save_into`] kept, in an execution restored to `objects` objects:
+    /// the tags and the images' maps of objects made since are dropped and the maps rebuilt.
+    /// `keep_locals`: a seeded defect (`SnapshotForgetsImageLocals`), the local hashes under
+    /// each image are left as they are.
+    pub(super) fn restore_from(&mut self, s: &SymSave, objects: usize, keep_locals: bool) {
+        if self.images.is_empty() {
+            return;
+        }
+        if !keep_locals {
+            self.locals.clone_from(&s.locals);
+        }
+        self.ctx.clone_from(&s.ctx);
+        self.solo = s.solo;
+        self.meta.truncate(objects);
+        if self.mapped != objects {
+            self.map_objects();
+        }
     }
 
     /// Builds the images' object maps for every object created so far.

@@ -6,6 +6,7 @@ use std::rc::Rc;
 
 use corosensei::{CoroutineResult, Yielder};
 
+use super::group::SymSave;
 use super::lkstate::Lk;
 use super::point::bad_choice;
 use super::run::{begin, finished, new_task, panic_message, Teardown};
@@ -68,11 +69,8 @@ pub struct Snapshot {
     heap: Vec<u8>,
     /// Under `lkmm`: the memory (every store, every view).
     lk: Option<Box<Lk>>,
-    /// Under symmetry: each task's local hash under each image, the contexts handed out, and
-    /// the task that runs alone ([`super::group::Sym`]).
-    sym_locals: Vec<u64>,
-    sym_ctx: Vec<u64>,
-    sym_solo: usize,
+    /// Under symmetry: what the execution's symmetry state holds ([`SymSave`]).
+    sym: SymSave,
 }
 
 impl Snapshot {
@@ -94,7 +92,7 @@ impl Snapshot {
             + self.tasks.len() * core::mem::size_of::<TaskSave>()
             + stacks
             + self.lk.as_ref().map_or(0, |l| l.bytes())
-            + (self.sym_locals.len() + self.sym_ctx.len()) * 8
+            + self.sym.bytes()
     }
 }
 
@@ -191,11 +189,7 @@ impl SchedPoint<'_> {
                 None => into.lk = Some(Box::new(r.lk.clone())),
             }
         }
-        if !r.sym.images.is_empty() {
-            into.sym_locals.clone_from(&r.sym.locals);
-            into.sym_ctx.clone_from(&r.sym.ctx);
-            into.sym_solo = r.sym.solo;
-        }
+        r.sym.save_into(&mut into.sym);
         into.objs.clone_from(&r.objs);
         into.locks.clone_from(&r.locks);
         into.finished = r.finished;
@@ -272,19 +266,8 @@ unsafe fn restore(rt: *mut Rt, s: &Snapshot) {
         r.shared = s.shared;
     }
     r.locks.clone_from(&s.locks);
-    if !r.sym.images.is_empty() {
-        if !r.restore_keeps_image_locals {
-            r.sym.locals.clone_from(&s.sym_locals);
-        }
-        r.sym.ctx.clone_from(&s.sym_ctx);
-        r.sym.solo = s.sym_solo;
-        // Objects made since the snapshot are gone: so are their tags, and the images' maps
-        // are rebuilt for the objects there are.
-        r.sym.meta.truncate(r.objs.len());
-        if r.sym.mapped != r.objs.len() {
-            r.sym.map_objects();
-        }
-    }
+    let objects = r.objs.len();
+    r.sym.restore_from(&s.sym, objects, r.restore_keeps_image_locals);
     if r.lkmm {
         let _off = arena::off();
         r.lk.clone_from(s.lk.as_ref().expect("a snapshot under lkmm holds the memory"));
