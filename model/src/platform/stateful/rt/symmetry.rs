@@ -107,17 +107,8 @@ impl SchedPoint<'_> {
         self.image_with(k, self.fixed_part())
     }
 
-    /// [`SchedPoint::fingerprint_image`] of every element of the group, into `out` (as long as
-    /// the group has elements besides the identity): the objects no element moves or renames
-    /// are hashed once, not once an image.
-    pub fn fingerprint_images(&self, out: &mut [u64]) {
-        let fixed = self.fixed_part();
-        for (k, o) in out.iter_mut().enumerate().take(self.rt.sym.images.len()) {
-            *o = self.image_with(k, fixed);
-        }
-    }
-
-    /// [`SchedPoint::fingerprint_image`] of the elements `ks`, into `out[..ks.len()]`.
+    /// [`SchedPoint::fingerprint_image`] of the elements `ks`, into `out[..ks.len()]`: the
+    /// objects no element moves or renames are hashed once, not once an image.
     pub fn fingerprint_images_of(&self, ks: &[usize], out: &mut [u64]) {
         let fixed = self.fixed_part();
         for (&k, o) in ks.iter().zip(out.iter_mut()) {
