@@ -24,8 +24,9 @@
 //!   the images rename entry by entry).
 //! * The sorted canonical form (docs/model.md, "Symmetry") against the least over every element
 //!   of the group: the same states and transitions on every symmetric configuration; the seeded
-//!   defect `SymmetrySignatureOwnLocal` (a signature that a renaming changes) makes the exact
-//!   oracle find more states stored than orbits.
+//!   defects `SymmetrySignatureOwnLocal` and `SymmetrySignatureRawOp` (a signature whose local
+//!   hash, or whose pending operation, a renaming changes) make the exact oracle find more
+//!   states stored than orbits.
 //! * The monitor projection (docs/model.md, "Monitor projection"): every shipped scenario of up
 //!   to 6 threads with each invariant it checks alone and with its whole list, with and without
 //!   the projection, under sequential consistency and (the files written for it) `lkmm`: the
@@ -236,6 +237,14 @@ fn the_sorted_canonical_form_stores_what_every_image_stores() {
 #[test]
 fn the_exact_oracle_catches_a_signature_that_a_renaming_changes() {
     assert_the_exact_oracle_catches_on(ReductionDefect::SymmetrySignatureOwnLocal, |_| true);
+}
+
+/// The same for the other half of a task's signature: its pending operation's own code (an
+/// unpark of a renamed task, an access to a renamed node's object) instead of the least code
+/// over the group.
+#[test]
+fn the_exact_oracle_catches_an_operation_code_that_a_renaming_changes() {
+    assert_the_exact_oracle_catches_on(ReductionDefect::SymmetrySignatureRawOp, |_| true);
 }
 
 /// With three kswapds the model declares the group of the three, and it is exact.

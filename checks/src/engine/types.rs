@@ -311,6 +311,10 @@ pub enum ReductionDefect {
     /// changes, instead of the least of its local hashes over the group (two states of one
     /// orbit may then sort differently and both be stored).
     SymmetrySignatureOwnLocal,
+    /// The sorted canonical form: a task's signature takes its pending operation's own code,
+    /// which a renaming changes (an unpark of a renamed task, an access to a renamed node's
+    /// object), instead of the least code over the group.
+    SymmetrySignatureRawOp,
     /// Snapshots: a restore puts back the runtime and the stacks but not the online monitors'
     /// state (the ghost keeps the state of the last execution's end).
     SnapshotForgetsGhost,

@@ -58,6 +58,7 @@ impl<M: Checked> Runner<M> {
             Some(ReductionDefect::SymmetryJoinsInOrder) => pool.seed_symmetry_defect_join_in_order(),
             Some(ReductionDefect::SymmetrySortsWaitLists) => pool.seed_symmetry_defect_sort_wait_lists(),
             Some(ReductionDefect::SymmetrySignatureOwnLocal) => pool.seed_symmetry_defect_signature_own_local(),
+            Some(ReductionDefect::SymmetrySignatureRawOp) => pool.seed_symmetry_defect_signature_raw_op(),
             _ => {}
         }
         pool.set_symmetry(images);

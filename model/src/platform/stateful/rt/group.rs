@@ -94,6 +94,10 @@ pub(crate) struct Sym {
     /// A seeded defect (tests only): a task's signature is its own local hash, which a
     /// renaming changes, instead of the least of its local hashes over the group.
     pub(super) signature_own_local: bool,
+    /// A seeded defect (tests only): a task's signature takes its pending operation's own code,
+    /// which a renaming changes (an unpark of a renamed task, an access to a renamed node's
+    /// object), instead of the least code over the group.
+    pub(super) signature_raw_op: bool,
 }
 
 /// What a snapshot keeps of an execution's symmetry state ([`Sym::save_into`]): each task's
@@ -131,6 +135,7 @@ impl Default for Sym {
             task_orbits: Vec::new(),
             all_images: false,
             signature_own_local: false,
+            signature_raw_op: false,
         }
     }
 }
