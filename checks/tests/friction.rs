@@ -3,6 +3,8 @@
 //! `--engine all` names the invariant the file expects (row 4); a bad number names its field
 //! and is echoed as written (row 10); a refused `--svg` prints nothing on standard output
 //! (row 11); a binary run where there is no `scenarios/` says which folder it reads (row 12).
+//! And the scale targets' measurement script (`checks/scale/run`) refuses bad arguments with
+//! exit 2 and a message that names what is wrong, before it runs anything.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -135,4 +137,24 @@ fn run_elsewhere_the_binary_names_the_scenarios_folder_it_reads() {
     assert!(!err.contains("litmus"), "the default set reads scenarios/litmus/: {err}");
     assert!(err.contains("no scenarios/ folder in the current folder") && err.contains("scenarios"), "{err}");
     let _ = std::fs::remove_dir_all(&d);
+}
+
+/// `checks/scale/run` (docs/performance.md, "The scale targets in one command"): no rounds, a
+/// binary that is not there, an unknown flag: exit 2, the reason on standard error, nothing on
+/// standard output.
+#[test]
+fn the_scale_script_refuses_bad_arguments() {
+    let script = root().join("checks/scale/run");
+    let missing = temp_dir("scale").join("no-such-mmcheck");
+    let missing = missing.to_str().expect("a UTF-8 path");
+    for (args, says) in [
+        (vec!["--rounds", "0"], "--rounds must be at least 1".to_string()),
+        (vec!["--bin", missing, "--no-spin"], format!("no mmcheck binary at {missing}")),
+        (vec!["--no-such-flag"], "unrecognized arguments: --no-such-flag".to_string()),
+    ] {
+        let o = Command::new("python3").arg(&script).args(&args).current_dir(root()).output().expect("python3 runs");
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o.stderr));
+        assert!(text(&o.stderr).contains(&says), "{args:?}: {}", text(&o.stderr));
+        assert!(o.stdout.is_empty(), "{args:?}: {}", text(&o.stdout));
+    }
 }
