@@ -4,7 +4,9 @@
 //! and is echoed as written (row 10); a refused `--svg` prints nothing on standard output
 //! (row 11); a binary run where there is no `scenarios/` says which folder it reads (row 12).
 //! And the scale targets' measurement script (`checks/scale/run`) refuses bad arguments with
-//! exit 2 and a message that names what is wrong, before it runs anything.
+//! exit 2 and a message that names what is wrong, before it runs anything; the SPIN runner's
+//! `--only` (which that script uses) keeps the rows it names and refuses a pattern that names
+//! none.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -156,5 +158,35 @@ fn the_scale_script_refuses_bad_arguments() {
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o.stderr));
         assert!(text(&o.stderr).contains(&says), "{args:?}: {}", text(&o.stderr));
         assert!(o.stdout.is_empty(), "{args:?}: {}", text(&o.stdout));
+    }
+}
+
+/// `checks/spin/run --only RE` keeps the configurations whose name matches (the two 3-kswapd
+/// rows `checks/scale/run` times), and refuses a pattern that matches none or is missing (exit
+/// 2). The runner needs spin (`.ci/run` installs it before the tests); without it the test
+/// says so and checks nothing.
+#[test]
+fn the_spin_runner_keeps_only_the_rows_it_is_asked_for() {
+    let has_spin = Command::new("sh").arg("-c").arg("command -v spin").output().is_ok_and(|o| o.status.success());
+    if !has_spin {
+        eprintln!("spin is not installed: checks/spin/run --only not tested here");
+        return;
+    }
+    let run = root().join("checks/spin/run");
+    let o = Command::new("bash").arg(&run).args(["--only", "recheck-3kswapd", "--list"]).output().unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let rows: Vec<String> =
+        text(&o.stdout).lines().map(|l| l.split_whitespace().next().unwrap_or("").to_string()).collect();
+    assert_eq!(
+        rows,
+        ["recheck-3kswapd-2batches-writer-allocator-never", "recheck-3kswapd-2batches-writer-allocator-anytime"]
+    );
+    for (args, says) in
+        [(vec!["--only", "no-such-row"], "matches no configuration"), (vec!["--only"], "needs a regular expression")]
+    {
+        let o = Command::new("bash").arg(&run).args(&args).output().unwrap();
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(text(&o.stderr).contains(says), "{args:?}: {}", text(&o.stderr));
+        assert!(o.stdout.is_empty(), "{args:?}");
     }
 }

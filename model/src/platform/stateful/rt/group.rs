@@ -91,13 +91,19 @@ pub(crate) struct Sym {
     /// The canonical form is the least fingerprint over every element of the group, not only
     /// over the elements that sort the orbits (the comparison the sorted form is tested by).
     pub(super) all_images: bool,
-    /// A seeded defect (tests only): a task's signature is its own local hash, which a
-    /// renaming changes, instead of the least of its local hashes over the group.
-    pub(super) signature_own_local: bool,
-    /// A seeded defect (tests only): a task's signature takes its pending operation's own code,
-    /// which a renaming changes (an unpark of a renamed task, an access to a renamed node's
-    /// object), instead of the least code over the group.
-    pub(super) signature_raw_op: bool,
+    /// A seeded defect in a task's signature (tests only).
+    pub(super) signature_defect: Option<SignatureDefect>,
+}
+
+/// A seeded defect in the sorted canonical form's task signature: one half of it taken as the
+/// task has it, which a renaming changes, instead of its least over the group.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) enum SignatureDefect {
+    /// The task's own local hash.
+    OwnLocal,
+    /// The pending operation's own code (an unpark of a renamed task, an access to a renamed
+    /// node's object).
+    RawOp,
 }
 
 /// What a snapshot keeps of an execution's symmetry state ([`Sym::save_into`]): each task's
@@ -134,8 +140,7 @@ impl Default for Sym {
             join_in_order: false,
             task_orbits: Vec::new(),
             all_images: false,
-            signature_own_local: false,
-            signature_raw_op: false,
+            signature_defect: None,
         }
     }
 }

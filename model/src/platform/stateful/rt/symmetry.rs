@@ -3,7 +3,7 @@
 
 use core::ptr::NonNull;
 
-use super::group::{Image, Kind, Sym, SymImage};
+use super::group::{Image, Kind, SignatureDefect, Sym, SymImage};
 use super::hash::{fmix64, lock_term, mix, obj_term, P2, TAG_INIT, TAG_RESET};
 use super::state::{Rt, SchedPoint, StackPool};
 use super::types::{Op, TaskId, FINISHED_CODE, MAX_TASKS, NO_OWNER};
@@ -67,7 +67,7 @@ impl StackPool {
     /// read changes, so two states of one orbit may sort differently and be stored twice.
     #[doc(hidden)]
     pub fn seed_symmetry_defect_signature_own_local(&mut self) {
-        self.set_symmetry_flag(|sym| sym.signature_own_local = true);
+        self.set_symmetry_flag(|sym| sym.signature_defect = Some(SignatureDefect::OwnLocal));
     }
 
     /// Seeds a defect in the sorted canonical form, for the test that shows the exact oracle
@@ -76,7 +76,7 @@ impl StackPool {
     /// states of one orbit may sort differently and be stored twice.
     #[doc(hidden)]
     pub fn seed_symmetry_defect_signature_raw_op(&mut self) {
-        self.set_symmetry_flag(|sym| sym.signature_raw_op = true);
+        self.set_symmetry_flag(|sym| sym.signature_defect = Some(SignatureDefect::RawOp));
     }
 
     /// Seeds a defect in the symmetry reduction, for the test that shows the soundness tests
@@ -196,13 +196,13 @@ impl SchedPoint<'_> {
         let g = sym.images.len();
         let s = &r.tasks[t];
         let mut op = s.op.code();
-        if !sym.signature_raw_op {
+        if sym.signature_defect != Some(SignatureDefect::RawOp) {
             for img in &sym.images {
                 op = op.min(Sym::op(img, s.op).code());
             }
         }
         let mut local = s.local;
-        if !sym.signature_own_local {
+        if sym.signature_defect != Some(SignatureDefect::OwnLocal) {
             for &l in &sym.locals[t * g..t * g + g] {
                 local = local.min(l);
             }
