@@ -330,6 +330,11 @@ pub enum ReductionDefect {
     /// the stored graph keeps only the first worker's transitions, so a cycle through the
     /// other's is missed.
     WorkersGraphKeepsFirstRowOnly,
+    /// `--workers`: the fair-cycle pass's parallel trim neither counts nor follows the
+    /// transitions of a state two workers explored from (their rows joined into one), so a
+    /// state of a cycle through it is taken for one that nothing enters, and the cycle is
+    /// missed.
+    WorkersTrimSkipsJoinedRows,
     /// `live-locals`: a declaration of a task's live locals leaves out its context (what the
     /// task did before the enclosing function: for a kswapd, which batch it is in), so states
     /// with different futures meet.
@@ -466,6 +471,10 @@ pub struct StateStats {
     /// Tarjan's search, mostly one thread) or processes (the distributed pass, then process
     /// 0's over the gathered graph if there was one); 0 when there was none.
     pub cycle_pass_seconds: f64,
+    /// The states the fair-cycle pass of several workers trimmed on their threads before
+    /// Tarjan's search (states on no cycle: `stateful/trim.rs`); 0 with one worker or in a
+    /// cluster (whose distributed pass trims by rounds).
+    pub cycle_pass_trimmed: u64,
     /// A cluster's fair-cycle pass: whether the processes decided it together, with no
     /// process holding the graph (`false`: the graph was gathered on process 0, as when a
     /// component may hold a fair cycle); its rounds; the recorded graph's bytes over every

@@ -45,14 +45,14 @@ pub(super) struct Inconclusive;
 /// cycles of the model's lasso invariants (`no-soft-lockup`): for each stuck situation of the
 /// online monitors, the fair components of the states that keep it ([`Stored::class_cycles`]).
 /// Every one counts; the counterexample is the first cycle of a checked lasso invariant, or
-/// else the first fair cycle.
+/// else the first fair cycle. The states the workers' threads trimmed first (`trim.rs`).
 pub(super) fn fair_components<M: Checked>(
     spec: &Spec<M>,
     canon: &Canon,
     defect: Option<ReductionDefect>,
     graphs: Vec<Graph>,
     found: &mut Findings,
-) -> Result<(), Inconclusive> {
+) -> Result<u64, Inconclusive> {
     let any = AnyStored::new(graphs, defect);
     with_stored!(&any, stored => decide(spec, canon, defect, stored, found))
 }
@@ -64,7 +64,7 @@ fn decide<M: Checked, L: Label>(
     defect: Option<ReductionDefect>,
     stored: &Stored<L>,
     found: &mut Findings,
-) -> Result<(), Inconclusive> {
+) -> Result<u64, Inconclusive> {
     let inv = M::PROGRESS.name();
     let checks_progress = spec.invariants.contains(&M::PROGRESS);
     let mut first: Option<Target> = None;
@@ -111,7 +111,7 @@ fn decide<M: Checked, L: Label>(
             stored.initial.and_then(|i| stored.path_to(i, &|n| members.contains(&stored.fp(n)))).unwrap_or_default();
         found.target = Some(Target::Cycle { members, must_move, path, class });
     }
-    Ok(())
+    Ok(stored.trimmed.load(std::sync::atomic::Ordering::Relaxed))
 }
 
 /// The fair cycles of one lasso invariant inside component `c`: for each stuck situation

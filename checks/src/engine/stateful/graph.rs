@@ -362,7 +362,7 @@ mod tests {
     fn numbered_rows_and_fingerprinted_edges_give_the_same_graph() {
         let mut rng = Lcg(7);
         let shapes = [Shape::Compact, Shape::Choices, Shape::ManyTasks, Shape::LongRows];
-        let mut widenings = 0;
+        let (mut widenings, mut trim_caught) = (0, 0);
         for round in 0..400 {
             let n = 2 + rng.below(40);
             let workers = 1 + rng.below(3) as usize;
@@ -380,6 +380,12 @@ mod tests {
                 assert!(numbered.iter().flat_map(|g| &g.lens).all(|&l| l > 0));
             }
             let copies = |g: &[Graph]| g.to_vec();
+            // The seeded defect in the trim: where it changes the components (a cycle through
+            // a state two workers explored from is lost), the comparison below would fail.
+            if workers > 1 {
+                let bad = AnyStored::new(copies(&numbered), Some(ReductionDefect::WorkersTrimSkipsJoinedRows));
+                trim_caught += usize::from(summary(&bad) != reference(&by_fp, false));
+            }
             for defect in [None, Some(ReductionDefect::FairnessIgnoresStaleReads)] {
                 let a = AnyStored::new(vec![by_fp.clone()], defect);
                 let b = AnyStored::new(copies(&numbered), defect);
@@ -396,6 +402,7 @@ mod tests {
             }
         }
         assert!(widenings > 50, "the wide form was tested ({widenings} graphs)");
+        assert!(trim_caught > 100, "the trim's seeded defect changed the components of {trim_caught} graphs");
     }
 
     /// A cycle through a state two workers explored from: one recorded the transition into the
@@ -423,8 +430,17 @@ mod tests {
         w1.row(n1(0), [Link { to: n0(0), task: 1, choice: 1, stale: false }]);
         let good = AnyStored::new(vec![w0.clone(), w1.clone()], None);
         assert_eq!(summary(&good), vec![(vec![1, 2], 0b11, 0, 0b11)]);
-        let bad = AnyStored::new(vec![w0, w1], Some(ReductionDefect::WorkersGraphKeepsFirstRowOnly));
+        let bad = AnyStored::new(vec![w0.clone(), w1.clone()], Some(ReductionDefect::WorkersGraphKeepsFirstRowOnly));
         assert_eq!(summary(&bad), vec![], "the seeded defect loses the cycle");
+        // The pass trims the two workers' graph on two threads first: nothing is trimmed
+        // here (state 3 is reached from the cycle). A trim that skips the joined rows of
+        // state 1 takes state 2 for one that nothing enters, and the cycle is lost.
+        let AnyStored::Packed(s) = &good else { panic!("packed") };
+        assert_eq!(s.trimmed.load(std::sync::atomic::Ordering::Relaxed), 0);
+        let bad = AnyStored::new(vec![w0, w1], Some(ReductionDefect::WorkersTrimSkipsJoinedRows));
+        assert_eq!(summary(&bad), vec![], "the seeded defect loses the cycle");
+        let AnyStored::Packed(s) = &bad else { panic!("packed") };
+        assert_eq!(s.trimmed.load(std::sync::atomic::Ordering::Relaxed), 3, "the cycle's states trimmed");
     }
 
     /// A state number packs while its index fits in the 27 bits less the worker's: with two

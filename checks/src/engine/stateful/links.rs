@@ -40,7 +40,7 @@ impl Packed {
 }
 
 /// What the pass reads of a transition, in either form.
-pub(super) trait Label: Copy + Send {
+pub(super) trait Label: Copy + Send + Sync {
     fn to(self) -> u32;
     fn task(self) -> u8;
     fn choice(self) -> u8;

@@ -68,6 +68,7 @@ mod store;
 mod stored;
 pub mod symmetry;
 mod table;
+mod trim;
 mod workers;
 
 pub use schedule::{parse_schedule, schedule_text};

@@ -15,7 +15,7 @@ use super::dfs::shared::Shared;
 use super::dfs::sleep::{Sleep, SleepStore};
 use super::dfs::tarjan::Tarjan;
 use super::dfs::{Ctx, Explorer, JobStart};
-use super::fair::fair_components;
+use super::fair::{fair_components, Inconclusive};
 use super::findings::{cycles_checked, lasso_checked, Counts, Findings, Target};
 use super::graph::{self, Graph};
 use super::links::Numbering;
@@ -72,6 +72,7 @@ pub(super) struct Search<'a, M: Checked> {
     /// The fair-cycle pass over the stored graph, after the search (one thread; in a cluster,
     /// the distributed pass too).
     cycle_pass_seconds: f64,
+    cycle_pass_trimmed: u64,
     /// In a cluster: the distributed fair-cycle pass (`cluster_fair/`).
     distributed: Distributed,
 }
@@ -174,6 +175,7 @@ impl<'a, M: Checked> Search<'a, M> {
             cluster_follower: false,
             sent: Sent::default(),
             cycle_pass_seconds: 0.0,
+            cycle_pass_trimmed: 0,
             distributed: Distributed::default(),
         }
     }
@@ -327,8 +329,9 @@ impl<'a, M: Checked> Search<'a, M> {
         if cycles_checked(self.spec) && !self.cx.found.halted() && self.error.is_none() {
             let pass = Instant::now();
             let cx = &mut self.cx;
-            if fair_components(cx.spec, &cx.canon, cx.defect, std::mem::take(&mut m.graphs), &mut cx.found).is_err() {
-                cx.inconclusive = true;
+            match fair_components(cx.spec, &cx.canon, cx.defect, std::mem::take(&mut m.graphs), &mut cx.found) {
+                Ok(trimmed) => self.cycle_pass_trimmed = trimmed,
+                Err(Inconclusive) => cx.inconclusive = true,
             }
             self.cycle_pass_seconds = pass.elapsed().as_secs_f64();
         }
@@ -430,6 +433,7 @@ impl<'a, M: Checked> Search<'a, M> {
             states_sent: self.sent.states,
             bytes_sent: self.sent.bytes,
             cycle_pass_seconds: self.cycle_pass_seconds,
+            cycle_pass_trimmed: self.cycle_pass_trimmed,
             cycle_pass_distributed: self.distributed.decided,
             cycle_pass_rounds: self.distributed.rounds,
             graph_bytes: self.distributed.graph_bytes,

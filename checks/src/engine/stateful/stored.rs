@@ -10,6 +10,7 @@ use std::hash::BuildHasherDefault;
 use super::graph::{Edge, Graph};
 use super::links::{Label, Link, Links, Marks, MarksVec, Numbering, Packed, TO_BITS};
 use super::store::Identity;
+use super::trim::trim;
 use crate::engine::types::ReductionDefect;
 use crate::monitor::online::CycleKey;
 
@@ -55,6 +56,14 @@ pub(super) struct Stored<L> {
     with_stale: bool,
     /// Each node's stuck situations (sorted).
     keys: HashMap<u64, Vec<CycleKey>, BuildHasherDefault<Identity>>,
+    /// The threads that trim the graph before Tarjan (`trim.rs`): the workers that recorded
+    /// it (one: no trim).
+    threads: usize,
+    /// The seeded defect `ReductionDefect::WorkersTrimSkipsJoinedRows`: the trim neither
+    /// counts nor follows the transitions of a state two workers explored from.
+    trim_skips_joined: bool,
+    /// The states the trim removed (set by [`Stored::components`]).
+    pub trimmed: std::sync::atomic::AtomicU64,
 }
 
 /// The union, packed when every worker's transitions are and every state's place fits.
@@ -87,15 +96,16 @@ impl AnyStored {
         let with_stale = defect == Some(ReductionDefect::FairnessIgnoresStaleReads);
         if graphs.iter().all(|g| g.numbering.is_some()) && !graphs.is_empty() {
             let first_only = defect == Some(ReductionDefect::WorkersGraphKeepsFirstRowOnly);
+            let skip_joined = defect == Some(ReductionDefect::WorkersTrimSkipsJoinedRows);
             let bits = graphs[0].numbering.map_or(0, |n| n.bits);
             let n: usize = graphs.iter().map(|g| g.marks.len()).sum();
             if n <= 1 << TO_BITS && graphs.iter().all(|g| matches!(g.links, Links::Packed(_))) {
-                AnyStored::Packed(Stored::numbered(graphs, with_stale, first_only))
+                AnyStored::Packed(Stored::numbered(graphs, with_stale, first_only, skip_joined))
             } else {
                 for g in &mut graphs {
                     g.links.widen(bits);
                 }
-                AnyStored::Wide(Stored::numbered(graphs, with_stale, first_only))
+                AnyStored::Wide(Stored::numbered(graphs, with_stale, first_only, skip_joined))
             }
         } else {
             AnyStored::Wide(Stored::by_fingerprint(graphs, with_stale))
@@ -138,7 +148,7 @@ impl<L: Label> Stored<L> {
     /// worker's offset plus its index there, with no index to build, and its transitions are
     /// the rows the workers recorded, where they recorded them (every worker's in the form
     /// `L`).
-    fn numbered(mut graphs: Vec<Graph>, with_stale: bool, first_only: bool) -> Self {
+    fn numbered(mut graphs: Vec<Graph>, with_stale: bool, first_only: bool, trim_skips_joined: bool) -> Self {
         let bits = graphs[0].numbering.map_or(0, |n| n.bits);
         graphs.sort_by_key(|g| g.numbering.map(|n| n.worker));
         let workers = graphs.iter().filter_map(|g| g.numbering).map(|n| n.worker as usize + 1).max().unwrap_or(1);
@@ -231,7 +241,19 @@ impl<L: Label> Stored<L> {
         }
         pools.push(joined);
         sort_keys(&mut keys);
-        Stored { initial, marks, fps, pools, slices, with_stale, keys }
+        let threads = graphs.len();
+        Stored {
+            initial,
+            marks,
+            fps,
+            pools,
+            slices,
+            with_stale,
+            keys,
+            threads,
+            trim_skips_joined,
+            trimmed: Default::default(),
+        }
     }
 
     /// Every transition out of node `v`.
@@ -258,10 +280,17 @@ impl<L: Label> Stored<L> {
     /// are not their component's root. Half the random reads of an index and a low link side
     /// by side (the pass is serial after the workers' search).
     pub fn sccs(&self, keep: impl Fn(u32) -> bool) -> Vec<Component> {
+        self.sccs_from(vec![0u32; self.marks.len()], keep)
+    }
+
+    /// [`Stored::sccs`] from Tarjan's array `rindex` as [`trim`] leaves it: 0 for a node to
+    /// visit, [`super::trim::TRIMMED`] for one on no cycle (a closed component that no component is
+    /// numbered with, so no low link or component's transition reaches it).
+    fn sccs_from(&self, mut rindex: Vec<u32>, keep: impl Fn(u32) -> bool) -> Vec<Component> {
         let marks = &self.marks;
         let n = marks.len();
         assert!(n < 1 << 31, "the pass numbers components above every index");
-        let mut rindex = vec![0u32; n];
+        assert_eq!(rindex.len(), n);
         let mut stack: Vec<u32> = Vec::new();
         // The components with a transition inside, by number.
         let mut out: Vec<(u32, Vec<u32>)> = Vec::new();
@@ -364,9 +393,23 @@ impl<L: Label> Stored<L> {
         self.keys.get(&u64::from(n)).map(Vec::as_slice)
     }
 
-    /// The strongly connected components of the whole graph that have a transition inside.
+    /// The strongly connected components of the whole graph that have a transition inside:
+    /// on the workers' graph, trimmed on their threads first ([`trim`]).
     pub fn components(&self) -> Vec<Component> {
-        self.sccs(|_| true)
+        if self.threads < 2 {
+            return self.sccs(|_| true);
+        }
+        let joined = self.pools.len() as u32 - 1;
+        let skip = |v: u32| self.trim_skips_joined && self.slices[v as usize].pool == joined;
+        let (rindex, trimmed) = trim(self.marks.len(), self.threads, |v, f| {
+            if !skip(v) {
+                for l in self.row(v) {
+                    f(l.to());
+                }
+            }
+        });
+        self.trimmed.store(trimmed, std::sync::atomic::Ordering::Relaxed);
+        self.sccs_from(rindex, |_| true)
     }
 
     /// The node of the state `fp`, if it is stored.
@@ -453,7 +496,8 @@ impl Stored<Link> {
             }
         }
         sort_keys(&mut keys);
-        Stored { initial, marks, fps, pools: vec![pool], slices, with_stale, keys }
+        let (threads, trim_skips_joined, trimmed) = (1, false, Default::default());
+        Stored { initial, marks, fps, pools: vec![pool], slices, with_stale, keys, threads, trim_skips_joined, trimmed }
     }
 }
 
