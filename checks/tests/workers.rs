@@ -178,10 +178,16 @@ fn a_graph_without_its_back_edges_is_caught() {
         assert!(common::found_invariants(&one).contains("progress"), "{rel}: {:?}", common::found_invariants(&one));
         let good = explore(&sc, 2, None);
         assert_eq!(differ(&good, &one), None, "{rel}");
+        // The pass's trim leaves the cycle and what it reaches.
+        let st = good.stats.expect("stats");
+        assert!(st.cycle_pass_trimmed < st.states, "{rel}: {} of {} trimmed", st.cycle_pass_trimmed, st.states);
         let bad = explore(&sc, 2, Some(ReductionDefect::WorkersRecordTreeEdgesOnly));
         if let Some(why) = differ(&bad, &one) {
             caught.push(format!("{rel}: {why}"));
         }
+        // A graph of the transitions into new states only is a tree: trimmed whole.
+        let st = bad.stats.expect("stats");
+        assert_eq!(st.cycle_pass_trimmed, st.states, "{rel}");
     }
     assert_eq!(caught.len(), 2, "{caught:?}");
 }
