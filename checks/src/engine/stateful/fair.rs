@@ -45,7 +45,8 @@ pub(super) struct Inconclusive;
 /// cycles of the model's lasso invariants (`no-soft-lockup`): for each stuck situation of the
 /// online monitors, the fair components of the states that keep it ([`Stored::class_cycles`]).
 /// Every one counts; the counterexample is the first cycle of a checked lasso invariant, or
-/// else the first fair cycle. The states the workers' threads trimmed first (`trim.rs`).
+/// else the first fair cycle. Returns how many states the workers' threads trimmed before
+/// Tarjan's search (`trim.rs`; 0 for one worker's graph).
 pub(super) fn fair_components<M: Checked>(
     spec: &Spec<M>,
     canon: &Canon,

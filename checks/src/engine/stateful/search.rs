@@ -72,6 +72,7 @@ pub(super) struct Search<'a, M: Checked> {
     /// The fair-cycle pass over the stored graph, after the search (one thread; in a cluster,
     /// the distributed pass too).
     cycle_pass_seconds: f64,
+    /// The states that pass trimmed on the workers' threads before Tarjan (`trim.rs`).
     cycle_pass_trimmed: u64,
     /// In a cluster: the distributed fair-cycle pass (`cluster_fair/`).
     distributed: Distributed,
