@@ -69,7 +69,8 @@ fn decide<M: Checked, L: Label>(
     let inv = M::PROGRESS.name();
     let checks_progress = spec.invariants.contains(&M::PROGRESS);
     let mut first: Option<Target> = None;
-    for c in stored.components() {
+    let (components, trimmed) = stored.components_trimmed();
+    for c in components {
         if !canon.is_identity() {
             if maybe_fair_under(canon, c.moves, c.disabled, c.tasks) {
                 return Err(Inconclusive);
@@ -112,7 +113,7 @@ fn decide<M: Checked, L: Label>(
             stored.initial.and_then(|i| stored.path_to(i, &|n| members.contains(&stored.fp(n)))).unwrap_or_default();
         found.target = Some(Target::Cycle { members, must_move, path, class });
     }
-    Ok(stored.trimmed.load(std::sync::atomic::Ordering::Relaxed))
+    Ok(trimmed)
 }
 
 /// The fair cycles of one lasso invariant inside component `c`: for each stuck situation

@@ -436,11 +436,11 @@ mod tests {
         // here (state 3 is reached from the cycle). A trim that skips the joined rows of
         // state 1 takes state 2 for one that nothing enters, and the cycle is lost.
         let AnyStored::Packed(s) = &good else { panic!("packed") };
-        assert_eq!(s.trimmed.load(std::sync::atomic::Ordering::Relaxed), 0);
+        assert_eq!(s.components_trimmed().1, 0);
         let bad = AnyStored::new(vec![w0, w1], Some(ReductionDefect::WorkersTrimSkipsJoinedRows));
         assert_eq!(summary(&bad), vec![], "the seeded defect loses the cycle");
         let AnyStored::Packed(s) = &bad else { panic!("packed") };
-        assert_eq!(s.trimmed.load(std::sync::atomic::Ordering::Relaxed), 3, "the cycle's states trimmed");
+        assert_eq!(s.components_trimmed().1, 3, "the cycle's states trimmed");
     }
 
     /// A state number packs while its index fits in the 27 bits less the worker's: with two

@@ -62,8 +62,6 @@ pub(super) struct Stored<L> {
     /// The seeded defect `ReductionDefect::WorkersTrimSkipsJoinedRows`: the trim neither
     /// counts nor follows the transitions of a state two workers explored from.
     trim_skips_joined: bool,
-    /// The states the trim removed (set by [`Stored::components`]).
-    pub trimmed: std::sync::atomic::AtomicU64,
 }
 
 /// The union, packed when every worker's transitions are and every state's place fits.
@@ -242,18 +240,7 @@ impl<L: Label> Stored<L> {
         pools.push(joined);
         sort_keys(&mut keys);
         let threads = graphs.len();
-        Stored {
-            initial,
-            marks,
-            fps,
-            pools,
-            slices,
-            with_stale,
-            keys,
-            threads,
-            trim_skips_joined,
-            trimmed: Default::default(),
-        }
+        Stored { initial, marks, fps, pools, slices, with_stale, keys, threads, trim_skips_joined }
     }
 
     /// Every transition out of node `v`.
@@ -393,11 +380,17 @@ impl<L: Label> Stored<L> {
         self.keys.get(&u64::from(n)).map(Vec::as_slice)
     }
 
-    /// The strongly connected components of the whole graph that have a transition inside:
-    /// on the workers' graph, trimmed on their threads first ([`trim`]).
+    /// The strongly connected components of the whole graph that have a transition inside.
+    #[cfg(test)]
     pub fn components(&self) -> Vec<Component> {
+        self.components_trimmed().0
+    }
+
+    /// [`Stored::components`], and how many states were trimmed first: on the workers' graph
+    /// the trim runs on their threads ([`trim`]); one worker's graph is not trimmed (0).
+    pub fn components_trimmed(&self) -> (Vec<Component>, u64) {
         if self.threads < 2 {
-            return self.sccs(|_| true);
+            return (self.sccs(|_| true), 0);
         }
         let joined = self.pools.len() as u32 - 1;
         let skip = |v: u32| self.trim_skips_joined && self.slices[v as usize].pool == joined;
@@ -408,8 +401,7 @@ impl<L: Label> Stored<L> {
                 }
             }
         });
-        self.trimmed.store(trimmed, std::sync::atomic::Ordering::Relaxed);
-        self.sccs_from(rindex, |_| true)
+        (self.sccs_from(rindex, |_| true), trimmed)
     }
 
     /// The node of the state `fp`, if it is stored.
@@ -496,8 +488,8 @@ impl Stored<Link> {
             }
         }
         sort_keys(&mut keys);
-        let (threads, trim_skips_joined, trimmed) = (1, false, Default::default());
-        Stored { initial, marks, fps, pools: vec![pool], slices, with_stale, keys, threads, trim_skips_joined, trimmed }
+        let (threads, trim_skips_joined) = (1, false);
+        Stored { initial, marks, fps, pools: vec![pool], slices, with_stale, keys, threads, trim_skips_joined }
     }
 }
 
