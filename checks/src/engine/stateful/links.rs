@@ -188,23 +188,27 @@ pub(super) struct Marks {
     pub tasks: u32,
 }
 
-/// States' [`Marks`], in the order of their numbers: both masks in four bytes while every
-/// task's bit fits in 16, else eight (all of them widened when the first does not fit).
+/// States' [`Marks`], in the order of their numbers: both masks in two bytes while every
+/// task's bit fits in 8, in four while it fits in 16, else eight (every mark recorded before
+/// widened when the first does not fit). Two bytes a state took 15 MB off the two-worker
+/// 3-kswapd `progress` proof's peak (docs/performance.md, "The two workers' pass in less memory").
 #[derive(Debug, Clone)]
 pub(super) enum MarksVec {
+    Tiny(Vec<u16>),
     Narrow(Vec<u32>),
     Wide(Vec<Marks>),
 }
 
 impl Default for MarksVec {
     fn default() -> Self {
-        MarksVec::Narrow(Vec::new())
+        MarksVec::Tiny(Vec::new())
     }
 }
 
 impl MarksVec {
     pub fn len(&self) -> usize {
         match self {
+            MarksVec::Tiny(v) => v.len(),
             MarksVec::Narrow(v) => v.len(),
             MarksVec::Wide(v) => v.len(),
         }
@@ -212,55 +216,81 @@ impl MarksVec {
 
     pub(super) fn bytes(&self) -> usize {
         match self {
+            MarksVec::Tiny(v) => v.capacity() * std::mem::size_of::<u16>(),
             MarksVec::Narrow(v) => v.capacity() * std::mem::size_of::<u32>(),
             MarksVec::Wide(v) => v.capacity() * std::mem::size_of::<Marks>(),
         }
     }
 
-    #[inline]
-    pub fn push(&mut self, m: Marks) {
-        if let MarksVec::Narrow(v) = self {
-            if (m.enabled | m.tasks) >> 16 == 0 {
-                return v.push(m.enabled | m.tasks << 16);
-            }
-            self.widen();
-        }
-        if let MarksVec::Wide(v) = self {
-            v.push(m);
+    /// The narrowest form that holds `m`: 0, 1 or 2.
+    fn width_of(m: Marks) -> u8 {
+        match (m.enabled | m.tasks) >> 8 {
+            0 => 0,
+            x if x >> 8 == 0 => 1,
+            _ => 2,
         }
     }
 
-    pub(super) fn widen(&mut self) {
-        if let MarksVec::Narrow(v) = self {
-            *self = MarksVec::Wide(v.iter().map(|&x| Marks { enabled: x & 0xffff, tasks: x >> 16 }).collect());
+    fn width(&self) -> u8 {
+        match self {
+            MarksVec::Tiny(_) => 0,
+            MarksVec::Narrow(_) => 1,
+            MarksVec::Wide(_) => 2,
         }
+    }
+
+    #[inline]
+    pub fn push(&mut self, m: Marks) {
+        if Self::width_of(m) > self.width() {
+            self.widen_to(Self::width_of(m));
+        }
+        match self {
+            MarksVec::Tiny(v) => v.push((m.enabled | m.tasks << 8) as u16),
+            MarksVec::Narrow(v) => v.push(m.enabled | m.tasks << 16),
+            MarksVec::Wide(v) => v.push(m),
+        }
+    }
+
+    /// Every mark in the form of width `w` (0 two bytes, 1 four, 2 eight), if it is narrower.
+    fn widen_to(&mut self, w: u8) {
+        if w <= self.width() {
+            return;
+        }
+        let n = self.len();
+        let all = (0..n).map(|i| self.get(i));
+        *self = match w {
+            1 => MarksVec::Narrow(all.map(|m| m.enabled | m.tasks << 16).collect()),
+            _ => MarksVec::Wide(all.collect()),
+        };
     }
 
     /// The marks of the `i`-th state.
     #[inline]
     pub fn get(&self, i: usize) -> Marks {
         match self {
+            MarksVec::Tiny(v) => Marks { enabled: u32::from(v[i] & 0xff), tasks: u32::from(v[i] >> 8) },
             MarksVec::Narrow(v) => Marks { enabled: v[i] & 0xffff, tasks: v[i] >> 16 },
             MarksVec::Wide(v) => v[i],
         }
     }
 
-    /// `other`'s marks after these (`other` is left empty).
+    /// `other`'s marks after these (`other` is left empty), in the wider of the two forms.
     pub(super) fn append(&mut self, other: &mut MarksVec) {
-        if let (MarksVec::Narrow(a), MarksVec::Narrow(b)) = (&mut *self, &mut *other) {
-            a.append(b);
-        } else {
-            self.widen();
-            other.widen();
-            if let (MarksVec::Wide(a), MarksVec::Wide(b)) = (&mut *self, &mut *other) {
-                a.append(b);
-            }
+        let w = self.width().max(other.width());
+        self.widen_to(w);
+        other.widen_to(w);
+        match (&mut *self, &mut *other) {
+            (MarksVec::Tiny(a), MarksVec::Tiny(b)) => a.append(b),
+            (MarksVec::Narrow(a), MarksVec::Narrow(b)) => a.append(b),
+            (MarksVec::Wide(a), MarksVec::Wide(b)) => a.append(b),
+            _ => unreachable!("both widened to one form"),
         }
         *other = MarksVec::default();
     }
 
     pub(super) fn reserve_exact(&mut self, n: usize) {
         match self {
+            MarksVec::Tiny(v) => v.reserve_exact(n),
             MarksVec::Narrow(v) => v.reserve_exact(n),
             MarksVec::Wide(v) => v.reserve_exact(n),
         }

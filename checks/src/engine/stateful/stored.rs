@@ -33,12 +33,35 @@ fn sort_keys(keys: &mut HashMap<u64, Vec<CycleKey>, BuildHasherDefault<Identity>
     }
 }
 
-/// Where a node's transitions are in a [`Stored`] graph: pool, start, length.
+/// Where a node's transitions are in a [`Stored`] graph: pool, start, length, in eight bytes
+/// (one per state of the union: twelve took 30 MB more of the two-worker 3-kswapd `progress`
+/// proof's peak, docs/performance.md, "The two workers' pass in less memory"). The pool takes the
+/// top [`POOL_BITS`] of the second word: a pool per worker (at most 256) and the joined rows'.
+/// The length takes the rest: a state's transitions, at most a worker's 32 tasks times 256
+/// choices from each worker that explored it, fit.
 #[derive(Debug, Clone, Copy, Default)]
 struct Slice {
-    pool: u32,
     start: u32,
-    len: u32,
+    pool_len: u32,
+}
+
+/// Bits of a [`Slice`]'s pool.
+const POOL_BITS: u32 = 9;
+const LEN_MASK: u32 = u32::MAX >> POOL_BITS;
+
+impl Slice {
+    fn new(pool: u32, start: u32, len: u32) -> Self {
+        assert!(pool >> POOL_BITS == 0 && len & !LEN_MASK == 0, "pool {pool} or length {len} beyond a slice's bits");
+        Slice { start, pool_len: pool << (32 - POOL_BITS) | len }
+    }
+    #[inline]
+    fn pool(self) -> u32 {
+        self.pool_len >> (32 - POOL_BITS)
+    }
+    #[inline]
+    fn len(self) -> u32 {
+        self.pool_len & LEN_MASK
+    }
 }
 
 /// The union of the workers' graphs, its transitions in the form `L` (packed, or [`Link`]s).
@@ -189,7 +212,7 @@ impl<L: Label> Stored<L> {
         // Two independent halves on two threads: where each state's row is (`slices`, from
         // the workers' rows), and the workers' numbers in the transitions made places in the
         // union.
-        let (slices, seen, more) = std::thread::scope(|sc| {
+        let (slices, more) = std::thread::scope(|sc| {
             let remap = sc.spawn(|| {
                 for links in pools.iter_mut() {
                     for l in links.iter_mut() {
@@ -197,17 +220,18 @@ impl<L: Label> Stored<L> {
                     }
                 }
             });
+            // A node with a row has a slice of length above 0 (`Graph::row` records no empty
+            // row).
             let mut slices = vec![Slice::default(); n];
-            let mut seen = vec![false; n];
             // Rows of a node that already has one: (node, pool, start, length).
             let mut more: Vec<(u32, u32, u32, u32)> = Vec::new();
             for (pool, g) in graphs.iter_mut().enumerate() {
                 let mut begin = 0u32;
                 for (&from, &len) in g.rows.iter().zip(&g.lens) {
                     let v = place(from);
-                    let s = Slice { pool: pool as u32, start: begin, len: u32::from(len) };
-                    if std::mem::replace(&mut seen[v as usize], true) {
-                        more.push((v, s.pool, s.start, s.len));
+                    let s = Slice::new(pool as u32, begin, u32::from(len));
+                    if slices[v as usize].len() != 0 {
+                        more.push((v, s.pool(), s.start, s.len()));
                     } else {
                         slices[v as usize] = s;
                     }
@@ -217,10 +241,9 @@ impl<L: Label> Stored<L> {
                 g.lens = Vec::new();
             }
             remap.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
-            (slices, seen, more)
+            (slices, more)
         });
         let (mut slices, mut more) = (slices, more);
-        drop(seen);
         if first_only {
             more.clear();
         }
@@ -231,11 +254,12 @@ impl<L: Label> Stored<L> {
             let v = group[0].0 as usize;
             let first = slices[v];
             let start = joined.len() as u32;
-            for s in std::iter::once(first).chain(group.iter().map(|&(_, pool, start, len)| Slice { pool, start, len }))
+            for s in
+                std::iter::once(first).chain(group.iter().map(|&(_, pool, start, len)| Slice::new(pool, start, len)))
             {
-                joined.extend_from_slice(&pools[s.pool as usize][s.start as usize..(s.start + s.len) as usize]);
+                joined.extend_from_slice(&pools[s.pool() as usize][s.start as usize..(s.start + s.len()) as usize]);
             }
-            slices[v] = Slice { pool: extra, start, len: joined.len() as u32 - start };
+            slices[v] = Slice::new(extra, start, joined.len() as u32 - start);
         }
         pools.push(joined);
         sort_keys(&mut keys);
@@ -247,7 +271,7 @@ impl<L: Label> Stored<L> {
     #[inline]
     fn out(&self, v: u32) -> &[L] {
         let s = self.slices[v as usize];
-        &self.pools[s.pool as usize][s.start as usize..(s.start + s.len) as usize]
+        &self.pools[s.pool() as usize][s.start as usize..(s.start + s.len()) as usize]
     }
 
     /// The transitions out of node `v` the components follow.
@@ -393,7 +417,7 @@ impl<L: Label> Stored<L> {
             return (self.sccs(|_| true), 0);
         }
         let joined = self.pools.len() as u32 - 1;
-        let skip = |v: u32| self.trim_skips_joined && self.slices[v as usize].pool == joined;
+        let skip = |v: u32| self.trim_skips_joined && self.slices[v as usize].pool() == joined;
         let (rindex, trimmed) = trim(self.marks.len(), self.threads, |v, f| {
             if !skip(v) {
                 for l in self.row(v) {
@@ -464,12 +488,14 @@ impl Stored<Link> {
         let initial = graphs.iter().find_map(|g| g.initial);
         let known = |e: &Edge| Some((*index.get(&e.from)?, *index.get(&e.to)?));
         let mut slices = vec![Slice::default(); marks.len()];
-        graphs.iter().flat_map(|g| &g.edges).filter_map(known).for_each(|(a, _)| slices[a as usize].len += 1);
+        let mut lens = vec![0u32; marks.len()];
+        graphs.iter().flat_map(|g| &g.edges).filter_map(known).for_each(|(a, _)| lens[a as usize] += 1);
         let mut at = 0u32;
-        for s in &mut slices {
-            s.start = at;
-            at += s.len;
+        for (s, &len) in slices.iter_mut().zip(&lens) {
+            *s = Slice::new(0, at, len);
+            at += len;
         }
+        drop(lens);
         let mut pool = vec![Link::default(); at as usize];
         let mut next: Vec<u32> = slices.iter().map(|s| s.start).collect();
         for e in graphs.iter().flat_map(|g| &g.edges) {
