@@ -244,6 +244,12 @@ impl MarksVec {
         if Self::width_of(m) > self.width() {
             self.widen_to(Self::width_of(m));
         }
+        self.put(m);
+    }
+
+    /// Append `m`, which this form holds.
+    #[inline]
+    fn put(&mut self, m: Marks) {
         match self {
             MarksVec::Tiny(v) => v.push((m.enabled | m.tasks << 8) as u16),
             MarksVec::Narrow(v) => v.push(m.enabled | m.tasks << 16),
@@ -257,11 +263,12 @@ impl MarksVec {
             return;
         }
         let n = self.len();
-        let all = (0..n).map(|i| self.get(i));
-        *self = match w {
-            1 => MarksVec::Narrow(all.map(|m| m.enabled | m.tasks << 16).collect()),
-            _ => MarksVec::Wide(all.collect()),
-        };
+        let mut wide =
+            if w == 1 { MarksVec::Narrow(Vec::with_capacity(n)) } else { MarksVec::Wide(Vec::with_capacity(n)) };
+        for i in 0..n {
+            wide.put(self.get(i));
+        }
+        *self = wide;
     }
 
     /// The marks of the `i`-th state.
@@ -363,5 +370,47 @@ impl Numbering {
     pub(super) fn unpack(bits: u32, p: u32) -> u32 {
         let (w, i) = Self::split_packed(bits, p);
         Self::join(bits, w as u32, i as u32)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Marks at each width's limits (every task's bit from the first to the thirty-second, as
+    /// enabled and as existing) read back unchanged, whatever widening happened after them:
+    /// pushed in growing order, so that the vector widens from two bytes to four, then eight,
+    /// and appended across forms.
+    #[test]
+    fn marks_keep_every_mask_through_each_widening() {
+        let all: Vec<Marks> = (0..32)
+            .flat_map(|b| [Marks { enabled: 1 << b, tasks: 1 << b }, Marks { enabled: 1, tasks: 1 << b | 1 }])
+            .collect();
+        let mut v = MarksVec::default();
+        let mut widths = Vec::new();
+        for (i, &m) in all.iter().enumerate() {
+            v.push(m);
+            widths.push(v.width());
+            assert!((0..=i).all(|j| v.get(j) == all[j]), "after pushing {m:?}");
+        }
+        // Two bytes up to the eighth task's bit, four up to the sixteenth, then eight.
+        assert_eq!(widths[15], 0);
+        assert_eq!(widths[16], 1);
+        assert_eq!(widths[31], 1);
+        assert_eq!(widths[32], 2);
+        // Two bytes then four, two then eight, four then eight, and each the other way round.
+        for (split, end) in [(4, 32), (16, 64), (20, 64), (16, 32)] {
+            for first_wider in [false, true] {
+                let (lo, hi) = (&all[..split], &all[split..end]);
+                let (first, second) = if first_wider { (hi, lo) } else { (lo, hi) };
+                let (mut a, mut b) = (MarksVec::default(), MarksVec::default());
+                first.iter().for_each(|&m| a.push(m));
+                second.iter().for_each(|&m| b.push(m));
+                a.append(&mut b);
+                assert_eq!(b.len(), 0);
+                let want: Vec<Marks> = first.iter().chain(second).copied().collect();
+                assert!((0..want.len()).all(|j| a.get(j) == want[j]), "appended at {split}, {first_wider}");
+            }
+        }
     }
 }

@@ -526,3 +526,20 @@ pub(super) fn components(graphs: &[Graph]) -> (Vec<Component>, Option<u64>) {
     let s = AnyStored::new(graphs.to_vec(), None);
     (s.components(), s.initial())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A slice keeps its pool (up to 257 of them: 256 workers and the joined rows) and its
+    /// length at their limits, and refuses what does not fit rather than mixing the two.
+    #[test]
+    fn a_slice_keeps_its_pool_and_length_at_their_limits() {
+        for (pool, start, len) in [(0, 0, 1), (256, u32::MAX, LEN_MASK), (511, 7, 255), (2, 0, 1 << 20)] {
+            let s = Slice::new(pool, start, len);
+            assert_eq!((s.pool(), s.start, s.len()), (pool, start, len));
+        }
+        assert!(std::panic::catch_unwind(|| Slice::new(512, 0, 1)).is_err());
+        assert!(std::panic::catch_unwind(|| Slice::new(0, 0, LEN_MASK + 1)).is_err());
+    }
+}
