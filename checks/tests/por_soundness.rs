@@ -10,10 +10,11 @@
 //!   searches complete, the same number of states;
 //! * generated kswapd-stall configurations (proptest), symmetric and not, with mutants and both
 //!   timer models: the same;
-//! * two seeded defects in the reduction (`ReductionDefect::PorIgnoresObjects`: two steps on
+//! * three seeded defects in the reduction (`ReductionDefect::PorIgnoresObjects`: two steps on
 //!   one object, lock or park token taken as independent; `ReductionDefect::PorIgnoresGhost`:
-//!   steps with events taken as independent without asking the online monitors) each make
-//!   that oracle fail on a shipped scenario: the tests can fail.
+//!   steps with events taken as independent without asking the online monitors;
+//!   `ReductionDefect::PorExitsIndependent`: a step that ends its task taken as independent of
+//!   every step) each make that oracle fail on a shipped scenario: the tests can fail.
 
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
@@ -258,6 +259,16 @@ fn a_por_that_ignores_object_conflicts_is_caught() {
 #[test]
 fn a_por_that_ignores_the_monitors_is_caught() {
     let caught = defect_is_caught(ReductionDefect::PorIgnoresGhost);
+    eprintln!("{caught:?}");
+    assert!(caught.is_some(), "no scenario told the defect from the reduction");
+}
+
+/// A step that ends its task is independent under the same rules as any other step, not of
+/// everything (docs/model.md, "Partial-order reduction"): one taken as independent of
+/// everything is caught.
+#[test]
+fn a_por_that_takes_exits_as_independent_of_everything_is_caught() {
+    let caught = defect_is_caught(ReductionDefect::PorExitsIndependent);
     eprintln!("{caught:?}");
     assert!(caught.is_some(), "no scenario told the defect from the reduction");
 }

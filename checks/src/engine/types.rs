@@ -301,6 +301,10 @@ pub enum ReductionDefect {
     /// Sleep sets that take two steps with ghost events as independent without checking that
     /// the online monitors reach the same state in either order.
     PorIgnoresGhost,
+    /// Sleep sets that take a step that ends its task as independent of every other step (its
+    /// operation, its events and the ghost's exit bookkeeping forgotten). An exit is
+    /// independent under the same rules as any other step, not of everything.
+    PorExitsIndependent,
     /// Under symmetry the body joins the other tasks one after another, in a fixed order that
     /// no renaming keeps, and its reads of the final state are scheduling points.
     SymmetryJoinsInOrder,

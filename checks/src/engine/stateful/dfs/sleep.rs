@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use super::{job_root, Arrival, Ctx, Explorer, PathFrame};
 use crate::engine::stateful::ghost::StatefulGhost;
-use crate::engine::stateful::por::{independent, Step, TOUCH_GLOBAL};
+use crate::engine::stateful::por::{independent, Step, TOUCH_EXIT, TOUCH_GLOBAL};
 use crate::engine::stateful::space::{self, lowest, SchedPoint, Shape, TaskId};
 use crate::engine::stateful::store::{revisit, Budget, Sharded};
 use crate::engine::stateful::table::FpTable;
@@ -196,10 +196,11 @@ impl<M: Checked> Explorer<M> for Sleep<M> {
         if let Some(top) = path.last_mut() {
             let (t, before, op) = (top.chosen, top.shape, top.ops[top.chosen as usize]);
             let (mut step, mut touch) = Self::new_step(&mut self.pool, g, t, op);
-            if (before.tasks, before.objects, before.locks) != (shape.tasks, shape.objects, shape.locks)
-                || (shape.finished & !before.finished) != 0
-            {
+            if (before.tasks, before.objects, before.locks) != (shape.tasks, shape.objects, shape.locks) {
                 touch |= TOUCH_GLOBAL;
+            }
+            if shape.finished & !before.finished != 0 {
+                touch |= TOUCH_EXIT;
             }
             Rc::get_mut(&mut step).expect("a new step").touch = touch;
             for a in top.sleep.iter().chain(&top.done) {
