@@ -339,6 +339,11 @@ pub enum ReductionDefect {
     /// state of a cycle through it is taken for one that nothing enters, and the cycle is
     /// missed.
     WorkersTrimSkipsJoinedRows,
+    /// `--workers`: in the fair-cycle pass's parallel trim, a state a thread gives to another
+    /// (the work is shared as it grows from the initial state) is peeled by both, so its
+    /// successors lose two predecessors for one and a state of a cycle can be taken for one
+    /// that nothing enters.
+    WorkersTrimSharesTwice,
     /// `live-locals`: a declaration of a task's live locals leaves out its context (what the
     /// task did before the enclosing function: for a kswapd, which batch it is in), so states
     /// with different futures meet.

@@ -10,7 +10,7 @@ use std::hash::BuildHasherDefault;
 use super::graph::{Edge, Graph};
 use super::links::{Label, Link, Links, Marks, MarksVec, Numbering, Packed, TO_BITS};
 use super::store::Identity;
-use super::trim::trim;
+use super::trim::trim_sharing;
 use crate::engine::types::ReductionDefect;
 use crate::monitor::online::CycleKey;
 
@@ -85,6 +85,9 @@ pub(super) struct Stored<L> {
     /// The seeded defect `ReductionDefect::WorkersTrimSkipsJoinedRows`: the trim neither
     /// counts nor follows the transitions of a state two workers explored from.
     trim_skips_joined: bool,
+    /// The seeded defect `ReductionDefect::WorkersTrimSharesTwice`: a state the trim's threads
+    /// share is peeled by both.
+    trim_shares_twice: bool,
 }
 
 /// The union, packed when every worker's transitions are and every state's place fits.
@@ -118,15 +121,16 @@ impl AnyStored {
         if graphs.iter().all(|g| g.numbering.is_some()) && !graphs.is_empty() {
             let first_only = defect == Some(ReductionDefect::WorkersGraphKeepsFirstRowOnly);
             let skip_joined = defect == Some(ReductionDefect::WorkersTrimSkipsJoinedRows);
+            let twice = defect == Some(ReductionDefect::WorkersTrimSharesTwice);
             let bits = graphs[0].numbering.map_or(0, |n| n.bits);
             let n: usize = graphs.iter().map(|g| g.marks.len()).sum();
             if n <= 1 << TO_BITS && graphs.iter().all(|g| matches!(g.links, Links::Packed(_))) {
-                AnyStored::Packed(Stored::numbered(graphs, with_stale, first_only, skip_joined))
+                AnyStored::Packed(Stored::numbered(graphs, with_stale, first_only, skip_joined, twice))
             } else {
                 for g in &mut graphs {
                     g.links.widen(bits);
                 }
-                AnyStored::Wide(Stored::numbered(graphs, with_stale, first_only, skip_joined))
+                AnyStored::Wide(Stored::numbered(graphs, with_stale, first_only, skip_joined, twice))
             }
         } else {
             AnyStored::Wide(Stored::by_fingerprint(graphs, with_stale))
@@ -169,7 +173,13 @@ impl<L: Label> Stored<L> {
     /// worker's offset plus its index there, with no index to build, and its transitions are
     /// the rows the workers recorded, where they recorded them (every worker's in the form
     /// `L`).
-    fn numbered(mut graphs: Vec<Graph>, with_stale: bool, first_only: bool, trim_skips_joined: bool) -> Self {
+    fn numbered(
+        mut graphs: Vec<Graph>,
+        with_stale: bool,
+        first_only: bool,
+        trim_skips_joined: bool,
+        trim_shares_twice: bool,
+    ) -> Self {
         let bits = graphs[0].numbering.map_or(0, |n| n.bits);
         graphs.sort_by_key(|g| g.numbering.map(|n| n.worker));
         let workers = graphs.iter().filter_map(|g| g.numbering).map(|n| n.worker as usize + 1).max().unwrap_or(1);
@@ -264,7 +274,7 @@ impl<L: Label> Stored<L> {
         pools.push(joined);
         sort_keys(&mut keys);
         let threads = graphs.len();
-        Stored { initial, marks, fps, pools, slices, with_stale, keys, threads, trim_skips_joined }
+        Stored { initial, marks, fps, pools, slices, with_stale, keys, threads, trim_skips_joined, trim_shares_twice }
     }
 
     /// Every transition out of node `v`.
@@ -418,7 +428,7 @@ impl<L: Label> Stored<L> {
         }
         let joined = self.pools.len() as u32 - 1;
         let skip = |v: u32| self.trim_skips_joined && self.slices[v as usize].pool() == joined;
-        let (rindex, trimmed) = trim(self.marks.len(), self.threads, |v, f| {
+        let ((rindex, trimmed), _) = trim_sharing(self.marks.len(), self.threads, self.trim_shares_twice, |v, f| {
             if !skip(v) {
                 for l in self.row(v) {
                     f(l.to());
@@ -514,8 +524,19 @@ impl Stored<Link> {
             }
         }
         sort_keys(&mut keys);
-        let (threads, trim_skips_joined) = (1, false);
-        Stored { initial, marks, fps, pools: vec![pool], slices, with_stale, keys, threads, trim_skips_joined }
+        let (threads, trim_skips_joined, trim_shares_twice) = (1, false, false);
+        Stored {
+            initial,
+            marks,
+            fps,
+            pools: vec![pool],
+            slices,
+            with_stale,
+            keys,
+            threads,
+            trim_skips_joined,
+            trim_shares_twice,
+        }
     }
 }
 
