@@ -100,10 +100,13 @@ where
                                     }
                                 });
                                 // A thread is out of work: the oldest half of this one's goes
-                                // to the pool.
+                                // to the pool, unless the pool still holds what it was given.
                                 if todo.len() > 1 && hungry.load(Relaxed) > 0 {
                                     let give = todo.len() / 2;
                                     let mut p = lock(pool);
+                                    if !p.todo.is_empty() {
+                                        continue;
+                                    }
                                     if defect {
                                         p.todo.extend_from_slice(&todo[..give]);
                                     } else {
