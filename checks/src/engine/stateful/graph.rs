@@ -479,6 +479,40 @@ mod tests {
         assert_eq!(s.components_trimmed().1, 3, "the cycle's states trimmed");
     }
 
+    /// The seeded defect `ReductionDefect::WorkersTrimSharesTwice` reaches the pass's trim
+    /// through the union: two workers' graph in which worker 0's initial state enters 4,000
+    /// states, each entering a fair cycle of two (one task each way). The union keeps all 4,000
+    /// cycles; with the defect, a state the trim's two threads share is peeled by both and
+    /// some cycles are lost (the sharing depends on timing: up to 20 tries).
+    #[test]
+    fn the_trims_shared_peel_defect_loses_cycles_through_the_union() {
+        let m = 4_000usize;
+        let build = || {
+            let mut w0 = Graph::numbered(Numbering::new(0, 2));
+            let w1 = Graph::numbered(Numbering::new(1, 2));
+            let n0 = |i: usize| Numbering::new(0, 2).number(i).unwrap();
+            w0.initial = Some(1);
+            for i in 0..1 + 3 * m {
+                w0.marks.push(Marks { enabled: 0b11, tasks: 0b11 });
+                w0.fps.push(1 + i as u64);
+            }
+            let link = |to: usize, task: u8| Link { to: n0(to), task, choice: task, stale: false };
+            w0.row(n0(0), (0..m).map(|i| link(1 + 3 * i, 0)));
+            for i in 0..m {
+                let (x, c, d) = (1 + 3 * i, 2 + 3 * i, 3 + 3 * i);
+                w0.row(n0(x), [link(c, 0)]);
+                w0.row(n0(c), [link(d, 0)]);
+                w0.row(n0(d), [link(c, 1)]);
+            }
+            vec![w0, w1]
+        };
+        let good = AnyStored::new(build(), None);
+        assert_eq!(summary(&good).len(), m, "every cycle is a fair component");
+        let caught =
+            (0..20).any(|_| summary(&AnyStored::new(build(), Some(ReductionDefect::WorkersTrimSharesTwice))).len() < m);
+        assert!(caught, "the seeded defect lost a cycle");
+    }
+
     /// A state number packs while its index fits in the 27 bits less the worker's: with two
     /// workers, 2^26 states each. Packed and unpacked, it is the same number.
     #[test]

@@ -82,7 +82,6 @@ where
         let ready = Barrier::new(threads);
         let pool = Mutex::new(Pool { todo: Vec::new(), busy: threads });
         let hungry = AtomicUsize::new(0);
-        let defect = share_twice;
         let peeled = std::thread::scope(|sc| {
             let handles: Vec<_> = (0..threads)
                 .map(|i| {
@@ -107,7 +106,7 @@ where
                                     if !p.todo.is_empty() {
                                         continue;
                                     }
-                                    if defect {
+                                    if share_twice {
                                         p.todo.extend_from_slice(&todo[..give]);
                                     } else {
                                         p.todo.extend(todo.drain(..give));
