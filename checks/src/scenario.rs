@@ -1035,6 +1035,7 @@ fn explore_table(ctx: &mut Ctx, ex: &Table) -> Option<Explore> {
                 match name {
                     "symmetry" => r.symmetry = true,
                     "por" => r.por = true,
+                    "persistent" => r.persistent = true,
                     "snapshot" => r.snapshot = true,
                     "live-locals" => r.live_locals = true,
                     "projection" => r.projection = true,

@@ -84,9 +84,9 @@ fn each_row_names_its_engine_bound_and_memory_model() {
     let row = |name: &str| text.lines().find(|l| l.starts_with(&format!("{name} "))).unwrap_or("").to_string();
     assert!(row("recheck-2kswapd-writer").contains(" loom pb3 c11 "), "{text}");
     // Its two kswapds are interchangeable: the row says symmetry ran, with its group's size,
-    // that it snapshots, and that the model's live-locals declarations replaced the tasks'
-    // histories.
-    assert!(row("recheck-2kswapd-writer-stateful").contains(" stateful sym2 snap live sc "), "{text}");
+    // that its tasks' starts were taken alone (persistent sets), that it snapshots, and that
+    // the model's live-locals declarations replaced the tasks' histories.
+    assert!(row("recheck-2kswapd-writer-stateful").contains(" stateful sym2 pers snap live sc "), "{text}");
 }
 
 /// A loop that repeats only by reading a stale value is no livelock: a machine makes every

@@ -700,6 +700,10 @@ fn reduce_entries_are_checked_and_named_with_their_table() {
     let e = err(&with("reduce = [\"por\", \"sorted-symmetry\"]"));
     assert_eq!((e.line, e.field.as_deref()), (Some(17), Some("explore.reduce")), "{e}");
     assert!(e.message.contains("name \"symmetry\" too"), "{e}");
+    // Persistent sets of starts apply with or without the partial-order reduction.
+    for ok in ["reduce = [\"persistent\"]", "reduce = [\"por\", \"persistent\"]"] {
+        parse(Path::new("s.toml"), &with(ok)).unwrap_or_else(|e| panic!("{ok}: {e}"));
+    }
     // Only the stateful engine reduces.
     let e = err(&GOOD.replace("preemption_bound = 2", "preemption_bound = 2\nreduce = [\"por\"]"));
     assert_eq!(e.field.as_deref(), Some("explore.reduce"), "{e}");

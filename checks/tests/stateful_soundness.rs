@@ -204,7 +204,8 @@ fn live_oracle_under(
     memory: Memory,
 ) -> Option<(u64, u64, u64)> {
     let engine = Engine::Stateful { max_states: Some(400_000), memory };
-    let reduce = Reduce { symmetry: false, por: false, live_locals: true, defect, ..Reduce::default() };
+    let reduce =
+        Reduce { symmetry: false, por: false, persistent: false, live_locals: true, defect, ..Reduce::default() };
     let census = sc.spec.explore(engine, &Options { live_census: true, reduce, ..Options::default() });
     let live = sc.spec.explore(engine, &Options { reduce, ..Options::default() });
     assert!(census.error.is_none() && live.error.is_none(), "{:?} / {:?}", census.error, live.error);

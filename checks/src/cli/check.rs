@@ -455,18 +455,19 @@ fn engine_label(r: &Report) -> String {
     } else {
         r.runs.first().map_or("-".to_string(), |run| {
             // A reduction that ran says so (`stateful sym2 por sc`: symmetry, a group of 2, and
-            // partial-order reduction; `snap`: snapshots; `live`: live locals; `proj`: the monitor
+            // partial-order reduction; `pers`: persistent sets; `snap`: snapshots; `live`: live locals; `proj`: the monitor
             // projection), and so do several workers (`w2`).
             let reduced = match run.outcome.stats {
                 Some(st) => {
                     let sym = if st.symmetry_group > 1 { format!(" sym{}", st.symmetry_group) } else { String::new() };
                     let por = if st.reductions.contains("por") { " por" } else { "" };
+                    let pers = if st.persistent { " pers" } else { "" };
                     let snap = if st.reductions.contains("snapshot") { " snap" } else { "" };
                     let live = if st.live_locals { " live" } else { "" };
                     let proj = if st.projection { " proj" } else { "" };
                     let workers = if st.workers > 1 { format!(" w{}", st.workers) } else { String::new() };
                     let procs = if st.processes > 1 { format!(" p{}", st.processes) } else { String::new() };
-                    format!("{sym}{por}{snap}{live}{proj}{workers}{procs}")
+                    format!("{sym}{por}{pers}{snap}{live}{proj}{workers}{procs}")
                 }
                 _ => String::new(),
             };

@@ -214,6 +214,11 @@ pub struct Reduce {
     /// Partial-order reduction by sleep sets, for searches that check no `progress`
     /// (docs/model.md, "Partial-order reduction").
     pub por: bool,
+    /// Persistent sets of one transition: a task's start that is invisible and local, where
+    /// the task has not started (and in the sleep-set search of one thread, a yield, with the
+    /// cycle proviso). States, not only transitions, are saved; `progress` included
+    /// (docs/model.md, "Persistent sets").
+    pub persistent: bool,
     /// Cheaper transitions: the depth-first search goes back to a state on its path by
     /// restoring a snapshot of the execution there instead of replaying the path
     /// (docs/model.md, "Snapshots").
@@ -238,6 +243,7 @@ impl Default for Reduce {
         Reduce {
             symmetry: true,
             por: true,
+            persistent: true,
             snapshot: true,
             live_locals: true,
             projection: true,
@@ -252,6 +258,7 @@ impl Reduce {
     pub const NONE: Reduce = Reduce {
         symmetry: false,
         por: false,
+        persistent: false,
         snapshot: false,
         live_locals: false,
         projection: false,
@@ -260,7 +267,7 @@ impl Reduce {
     };
     /// The reductions a scenario file or the command line may name.
     pub const NAMES: &'static [&'static str] =
-        &["symmetry", "por", "snapshot", "live-locals", "projection", "sorted-symmetry"];
+        &["symmetry", "por", "persistent", "snapshot", "live-locals", "projection", "sorted-symmetry"];
 }
 
 /// A seeded defect in a reduction or in the parallel search (never in a user's run: only the
@@ -294,6 +301,10 @@ pub enum ReductionDefect {
     ClusterRecordsOwnEdgesOnly,
     /// The canonicalisation forgets that a node's objects (`pgdat[n]`) move with the node.
     SymmetryForgetsNodeObjects,
+    /// Persistent sets without the cycle proviso: a yield taken alone is enough even when it
+    /// goes back to a state already stored, so a task that yields in a loop can hide every
+    /// other task's transitions from the states of its loop (the ignoring problem).
+    PersistentWithoutProviso,
     /// Sleep sets that forget the runtime's part of the independence relation: two steps on
     /// the same object (one a write), the same lock, or a park and its unpark, taken as
     /// independent.
@@ -431,6 +442,15 @@ pub struct StateStats {
     /// (the reduction `projection`: on, and an invariant not checked whose state no checked
     /// one reads).
     pub projection: bool,
+    /// Persistent sets of one transition ran (the reduction `persistent`): a state where a
+    /// task's start (or, in the sleep-set search of one thread, a yield) is invisible and
+    /// local is explored by that transition alone. `persistent_states`: the states so
+    /// explored. Unlike sleep sets, they store fewer states.
+    pub persistent: bool,
+    pub persistent_states: u64,
+    /// Why persistent sets did not run, where they did not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub persistent_not_applied: Option<&'static str>,
     /// The symmetry group's size (1: no symmetry reduction ran).
     pub symmetry_group: usize,
     /// Under symmetry, the canonical form was the sorted one (the least fingerprint over the

@@ -527,11 +527,17 @@ fn write_synced(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     f.sync_all().or_else(|e| if e.kind() == std::io::ErrorKind::InvalidInput { Ok(()) } else { Err(e) })
 }
 
+/// Why persistent sets did not run when nobody asked for them (not worth a line of its own).
+const NOT_ASKED: &str = "not asked for (reduce without \"persistent\", or --no-reduce)";
+
 /// What the stateful search reduced, and why a reduction did not apply.
 fn reductions_text(st: &crate::engine::StateStats) -> String {
     let mut t = st.reductions.to_string();
     if st.symmetry_group > 1 {
         t += &format!(" (a symmetry group of {})", st.symmetry_group);
+    }
+    if st.persistent {
+        t += &format!("; persistent sets ({} states explored by one transition)", st.persistent_states);
     }
     if st.live_locals {
         t += "; live locals";
@@ -542,6 +548,10 @@ fn reductions_text(st: &crate::engine::StateStats) -> String {
     for (what, why) in [
         ("symmetry", st.symmetry_not_applied),
         ("partial-order reduction", st.por_not_applied),
+        (
+            "persistent sets",
+            if st.persistent_not_applied == Some(NOT_ASKED) { None } else { st.persistent_not_applied },
+        ),
         ("snapshots", st.snapshot_not_applied),
     ] {
         if let Some(why) = why {

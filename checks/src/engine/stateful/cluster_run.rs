@@ -354,6 +354,7 @@ fn outs_from(parts: Vec<(u64, Part)>, peers: usize) -> Vec<WorkerOut> {
                     stopped_by: s.stopped_by.map(intern),
                     slept: 0,
                     revisits: 0,
+                    persistent: 0,
                     steps: Steps { total: s.steps.0, replayed: s.steps.1, tail: s.steps.2 },
                     stored: s.stored,
                 },

@@ -77,6 +77,9 @@ pub(super) struct Findings {
     /// explored what an earlier visit had left asleep.
     pub slept: u64,
     pub revisits: u64,
+    /// Persistent sets: states explored by one transition alone (a task's start or yield
+    /// that proved local and reached a new state).
+    pub persistent: u64,
     pub steps: Steps,
     /// States this search stored itself (one of several workers: its share).
     pub stored: u64,
@@ -160,6 +163,7 @@ impl Findings {
         self.stopped_by = self.stopped_by.or(o.stopped_by);
         self.slept += o.slept;
         self.revisits += o.revisits;
+        self.persistent += o.persistent;
         self.steps.total += o.steps.total;
         self.steps.replayed += o.steps.replayed;
         self.steps.tail += o.steps.tail;

@@ -288,6 +288,11 @@ impl<M: Checked> StatefulGhost<M> {
         self.lock().por = on;
     }
 
+    /// Whether what each explored step does to the ghost is kept ([`Self::set_por`]).
+    pub fn keeps_steps(&self) -> bool {
+        self.lock().por
+    }
+
     /// The events and ghost bookkeeping of the step explored since the last call.
     /// The events go into `into` (emptied first), which gives its room to the next step's.
     pub fn take_step_into(&self, into: &mut StepEvents<M>) -> u8 {

@@ -42,7 +42,7 @@
 //! | `shortest.rs` | the breadth-first passes that make a counterexample shortest, and the report |
 //! | `fair.rs`, `graph.rs` | the fairness test (one copy); the stored graph, its components, paths in it |
 //! | `findings.rs` | the counters and first violations, one `merge` |
-//! | `por.rs`, `symmetry.rs` | the independence relation; the group, its canonical maps and the census |
+//! | `por.rs`, `persistent.rs`, `symmetry.rs` | the independence relation; where persistent sets of one start apply; the group, its canonical maps and the census |
 //! | `market.rs`, `store.rs`, `table.rs` | the workers' job market; the visited tables and the memory budget |
 //! | `space.rs`, `ghost.rs` | the state space: executions on the platform, fingerprints, probes, recordings; the online monitors' half of a state |
 //! | `schedule.rs` | schedules as text (replay tokens) |
@@ -57,6 +57,7 @@ pub(crate) mod ghost;
 mod graph;
 mod links;
 mod market;
+mod persistent;
 mod por;
 mod replay;
 pub mod schedule;

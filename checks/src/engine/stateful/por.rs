@@ -82,14 +82,9 @@ pub(super) fn independent<M: Checked>(
     defect == Some(ReductionDefect::PorIgnoresGhost) || g.commute(from, &a.events, &b.events)
 }
 
-/// Whether the partial-order reduction applies to `spec` under `opts`, or why not.
-pub(super) fn applies<M: Checked>(spec: &Spec<M>, opts: &Options, memory: Memory) -> Result<(), &'static str> {
-    if !opts.reduce.por {
-        return Err("not asked for (reduce without \"por\", or --no-reduce)");
-    }
-    if memory == Memory::Lkmm {
-        return Err("memory = \"lkmm\": the independence relation is sequential consistency's (two loads of one location by different tasks do not commute when they may read different stores)");
-    }
+/// Why a search under `opts` must explore every transition, if it must: the reference search,
+/// a replay and the censuses of the tests (no partial-order reduction, no persistent set).
+pub(super) fn every_transition(opts: &Options) -> Result<(), &'static str> {
     if opts.history_only {
         return Err("the history-only reference search explores every transition");
     }
@@ -102,6 +97,18 @@ pub(super) fn applies<M: Checked>(spec: &Spec<M>, opts: &Options, memory: Memory
     if opts.live_census {
         return Err("a live-locals census stores every state of the search without them");
     }
+    Ok(())
+}
+
+/// Whether the partial-order reduction applies to `spec` under `opts`, or why not.
+pub(super) fn applies<M: Checked>(spec: &Spec<M>, opts: &Options, memory: Memory) -> Result<(), &'static str> {
+    if !opts.reduce.por {
+        return Err("not asked for (reduce without \"por\", or --no-reduce)");
+    }
+    if memory == Memory::Lkmm {
+        return Err("memory = \"lkmm\": the independence relation is sequential consistency's (two loads of one location by different tasks do not commute when they may read different stores)");
+    }
+    every_transition(opts)?;
     if opts.cluster.is_some() {
         return Err("a cluster search does not carry sleep sets between processes");
     }

@@ -28,7 +28,7 @@ use super::store::{available_memory, Budget, Sharded};
 use super::symmetry::{self, Canon};
 use super::table::FpTable;
 use super::workers::{self, Begin, Sent, Worker, WorkerOut};
-use super::{cluster_run, por, replay, snapshots};
+use super::{cluster_run, persistent, por, replay, snapshots};
 use crate::engine::types::{Engine, Memory, Options, Outcome, Reduce, ReductionDefect, Replay, StateStats};
 use crate::monitor::Checked;
 use crate::spec::Spec;
@@ -55,6 +55,9 @@ pub(super) struct Search<'a, M: Checked> {
     symmetry_group: usize,
     symmetry_not_applied: Option<&'static str>,
     por_not_applied: Option<&'static str>,
+    persistent_not_applied: Option<&'static str>,
+    /// Which tasks' starts are local has been learnt (`Ctx::local_starts`).
+    starts_learnt: bool,
     /// Snapshots: why the search replays instead, if it does; what they did.
     snapshot_not_applied: Option<&'static str>,
     snaps: SnapStats,
@@ -133,6 +136,7 @@ impl<'a, M: Checked> Search<'a, M> {
             None
         };
         let por = por::applies(spec, opts, memory);
+        let persistent = persistent::applies(spec, opts, memory);
         let symmetry_group = group.size();
         // A census stores every state: `progress` is decided on the whole graph.
         let canon = if census { Canon::default() } else { Canon::new(&group.images) };
@@ -158,6 +162,9 @@ impl<'a, M: Checked> Search<'a, M> {
                 began: false,
                 tasks_mask: 0,
                 market: None,
+                persistent: persistent.is_ok(),
+                local_starts: 0,
+                persistent_yields: persistent.is_ok() && por.is_ok() && opts.workers <= 1,
             },
             explorer,
             clock,
@@ -167,6 +174,8 @@ impl<'a, M: Checked> Search<'a, M> {
             symmetry_group,
             symmetry_not_applied: group.not_applied,
             por_not_applied: por.err(),
+            persistent_not_applied: persistent.err(),
+            starts_learnt: false,
             snapshot_not_applied,
             snaps: SnapStats::default(),
             workers: 1,
@@ -225,6 +234,10 @@ impl<'a, M: Checked> Search<'a, M> {
     /// The depth-first search of the job `cx` holds, by snapshots where they apply (and the
     /// job starts at the initial state or replays its schedule once), otherwise by replaying.
     fn dfs(&mut self) {
+        if self.cx.persistent && !self.starts_learnt {
+            self.cx.local_starts = self.runner.local_starts();
+            self.starts_learnt = true;
+        }
         let job = self.cx.job.prefix.is_empty() || self.cx.job.root.is_some();
         let by_snapshots = self.snapshot_not_applied.is_none() && job;
         let Search { cx, runner, opts, clock, snaps, explorer, .. } = self;
@@ -414,6 +427,9 @@ impl<'a, M: Checked> Search<'a, M> {
             },
             live_locals: self.runner.ghost.live_locals_applied(),
             projection: self.runner.ghost.projection() != 0,
+            persistent: self.cx.persistent,
+            persistent_not_applied: self.persistent_not_applied,
+            persistent_states: self.cx.found.persistent,
             snapshot_not_applied: self.snapshot_not_applied,
             restores: self.snaps.restores,
             snapshot_bytes: self.snaps.peak_bytes,

@@ -226,8 +226,7 @@ impl<M: Checked, E: Explorer<M>> SnapChooser for SnapSearch<'_, '_, M, E> {
             let ex = &*self.ex;
             self.clock.report(self.opts, self.executions + self.restores, || ex.states(), ex.depth());
         }
-        let todo = self.ex.todo(depth);
-        if todo != 0 && (self.live == 0 || self.bytes < self.cap) {
+        if self.ex.returns_to(depth) && (self.live == 0 || self.bytes < self.cap) {
             let counts = self.counts();
             if self.live == self.snaps.len() {
                 self.snaps.push(Snap { depth: 0, bytes: 0, rt: Snapshot::default(), ghost: g.save(), counts });

@@ -221,6 +221,60 @@ impl Shape {
     }
 }
 
+// ---------------------------------------------------------------- what a start does
+
+impl<M: Checked> Runner<M> {
+    /// The tasks not started at the initial state whose start (the code before their first
+    /// operation) is invisible and local: it emits no event, touches none of the ghost's sleep
+    /// and exit bookkeeping, makes no task, object or lock, and does not end the task. That
+    /// code reads nothing shared (every access is an operation) and no other task's state, so
+    /// what it does is the same from every state: one execution a task, each taking that
+    /// task's start first, learns it.
+    pub fn local_starts(&mut self) -> u32 {
+        let por = self.ghost.keeps_steps();
+        self.ghost.set_por(true);
+        // The tasks that wait at their start somewhere on one execution (the body spawns the
+        // others before any of them runs, or they would not all be seen).
+        let mut starts = 0u32;
+        let mut collect = |p: &SchedPoint<'_>, _: &StatefulGhost<M>| -> TaskId {
+            starts |= (0..p.num_tasks())
+                .filter(|&t| p.enabled() & 1 << t != 0 && p.pending(t) == Some(Op::Start))
+                .fold(0, |m, t| m | 1 << t);
+            lowest(p.enabled())
+        };
+        self.execute(Mode::FastForward, false, &mut collect);
+        let mut local = 0u32;
+        for t in (0..u32::BITS as TaskId).filter(|&t| starts & 1 << t != 0) {
+            let (mut before, mut ok, mut done) = (None, false, false);
+            let mut chooser = |p: &SchedPoint<'_>, g: &StatefulGhost<M>| -> TaskId {
+                match before {
+                    None if p.enabled() & 1 << t != 0 && p.pending(t) == Some(Op::Start) => {
+                        g.set_mode(Mode::Explore);
+                        g.discard_step();
+                        before = Some(Shape::of(p));
+                        return t;
+                    }
+                    Some(shape) if !done => {
+                        let mut events = Vec::new();
+                        let touch = g.take_step_into(&mut events);
+                        ok = touch == 0 && events.is_empty() && Shape::of(p) == shape;
+                        g.set_mode(Mode::FastForward);
+                        done = true;
+                    }
+                    _ => {}
+                }
+                lowest(p.enabled())
+            };
+            self.execute(Mode::FastForward, false, &mut chooser);
+            local |= u32::from(ok) << t;
+        }
+        self.ghost.set_por(por);
+        self.ghost.drain_found(|_, _| ());
+        self.ghost.discard_step();
+        local
+    }
+}
+
 // ---------------------------------------------------------------- probes and recordings
 
 /// What one probe (a replay of a schedule, then one step) saw.

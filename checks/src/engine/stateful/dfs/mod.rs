@@ -59,6 +59,13 @@ pub(super) struct Ctx<'a, M: Checked> {
     pub tasks_mask: u32,
     /// With more than one worker: the job market and stop signal.
     pub market: Option<Arc<Market>>,
+    /// Persistent sets apply (`persistent.rs`), and the tasks whose start is explored alone
+    /// where they have not started (learnt before the search: [`super::space::Runner::local_starts`]).
+    pub persistent: bool,
+    pub local_starts: u32,
+    /// The sleep-set search also takes a yield alone, with the cycle proviso (one search
+    /// only: what the proviso keeps depends on the order states are stored in).
+    pub persistent_yields: bool,
 }
 
 impl<M: Checked> Ctx<'_, M> {
@@ -130,6 +137,11 @@ pub(super) trait PathFrame {
     fn chosen(&self) -> u8;
     fn todo(&self) -> u32;
     fn todo_mut(&mut self) -> &mut u32;
+    /// Whether the search may come back here for another transition: one is left in `todo`,
+    /// or held back until the one taken has shown whether it was enough (`dfs/sleep.rs`).
+    fn returns(&self) -> bool {
+        self.todo() != 0
+    }
 }
 
 impl PathFrame for Frame {
@@ -178,6 +190,10 @@ pub(super) trait Explorer<M: Checked> {
     /// gives them away.
     fn todo(&self, i: usize) -> u32 {
         self.frames()[i].todo()
+    }
+    /// Whether the search may come back to the `i`-th state of the path ([`PathFrame::returns`]).
+    fn returns_to(&self, i: usize) -> bool {
+        self.frames()[i].returns()
     }
     fn take_todo(&mut self, i: usize) -> u32 {
         std::mem::take(self.frames_mut()[i].todo_mut())

@@ -13,6 +13,7 @@ use crate::engine::stateful::cluster;
 use crate::engine::stateful::ghost::StatefulGhost;
 use crate::engine::stateful::graph::{Edge, Graph};
 use crate::engine::stateful::links::{Link, Marks};
+use crate::engine::stateful::persistent;
 use crate::engine::stateful::space::{self, lowest, tasks_mask, SchedPoint, TaskId};
 use crate::engine::stateful::store::Sharded;
 use crate::engine::stateful::table::Recent;
@@ -211,8 +212,15 @@ impl<M: Checked> Explorer<M> for Shared {
                 }));
             }
         }
-        let first = lowest(enabled);
-        let mut frame = Frame::plain(enabled & !(1 << first), first as u8, chooser_of(p), fp);
+        let (first, todo) = match persistent::start_of(p, enabled, cx.local_starts) {
+            // A task's start explored alone (`persistent.rs`): the state is on no cycle.
+            Some(t) => {
+                cx.found.persistent += 1;
+                (t, 0)
+            }
+            None => (lowest(enabled), enabled & !(1 << lowest(enabled))),
+        };
+        let mut frame = Frame::plain(todo, first as u8, chooser_of(p), fp);
         frame.index = number;
         self.push(frame);
         cx.found.max_depth = cx.found.max_depth.max(cx.job.prefix.len() + self.frames.len());

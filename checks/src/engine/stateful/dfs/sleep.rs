@@ -11,10 +11,12 @@ use std::sync::Arc;
 
 use super::{job_root, Arrival, Ctx, Explorer, PathFrame};
 use crate::engine::stateful::ghost::StatefulGhost;
+use crate::engine::stateful::persistent;
 use crate::engine::stateful::por::{independent, Step, TOUCH_EXIT, TOUCH_GLOBAL};
 use crate::engine::stateful::space::{self, lowest, SchedPoint, Shape, TaskId};
 use crate::engine::stateful::store::{revisit, Budget, Sharded};
 use crate::engine::stateful::table::FpTable;
+use crate::engine::types::ReductionDefect;
 use crate::monitor::Checked;
 
 /// A state on the partial-order reduced search's path.
@@ -22,6 +24,11 @@ pub(crate) struct PFrame<M: Checked> {
     /// Tasks whose transition from here is still to explore.
     todo: u32,
     chosen: u8,
+    /// A yield is being tried here as a persistent set of one transition (`chosen`'s): the
+    /// other transitions to explore, kept out of `todo` until that step has shown itself
+    /// invisible and local and reached a state nobody had stored (the cycle proviso), then
+    /// dropped; put back into `todo` otherwise ([`Sleep::backtrack`]).
+    rest: u32,
     /// The state's sleep set: transitions an equivalent path has already taken.
     sleep: Vec<Rc<Step<M>>>,
     /// Transitions explored from here so far (asleep in the states their successors reach).
@@ -41,6 +48,9 @@ impl<M: Checked> PathFrame for PFrame<M> {
     }
     fn todo_mut(&mut self) -> &mut u32 {
         &mut self.todo
+    }
+    fn returns(&self) -> bool {
+        self.todo | self.rest != 0
     }
 }
 
@@ -120,6 +130,7 @@ impl<M: Checked> Sleep<M> {
             self.frames.push(PFrame {
                 todo: 0,
                 chosen: 0,
+                rest: 0,
                 sleep: Vec::new(),
                 done: Vec::new(),
                 online: M::Online::default(),
@@ -171,6 +182,38 @@ impl<M: Checked> Sleep<M> {
     }
 }
 
+/// A persistent set of one transition at a state, or none.
+enum Persistent {
+    /// The state is explored with every transition its sleep set leaves.
+    None,
+    /// The start of a task whose start is local ([`persistent::start_of`]): explored alone,
+    /// even if asleep (then nothing is explored here: the persistent set less the sleep set).
+    Start(TaskId),
+    /// A yield: taken first, and the others held back until the step has shown itself local
+    /// and reached a state nobody had stored (the cycle proviso).
+    Yield(TaskId),
+}
+
+/// The persistent set of one transition at the state `p` (`enabled` there, `todo` left to
+/// explore by this visit).
+fn persistent<M: Checked>(cx: &Ctx<'_, M>, p: &SchedPoint<'_>, enabled: u32, todo: u32) -> Persistent {
+    if let Some(t) = persistent::start_of(p, enabled, cx.local_starts) {
+        return Persistent::Start(t);
+    }
+    if !cx.persistent_yields {
+        return Persistent::None;
+    }
+    let mut rest = todo;
+    while rest != 0 {
+        let t = rest.trailing_zeros() as TaskId;
+        rest &= rest - 1;
+        if p.pending(t) == Some(space::Op::Yield) {
+            return Persistent::Yield(t);
+        }
+    }
+    Persistent::None
+}
+
 impl<M: Checked> Explorer<M> for Sleep<M> {
     type Frame = PFrame<M>;
     fn frames(&self) -> &[PFrame<M>] {
@@ -193,6 +236,9 @@ impl<M: Checked> Explorer<M> for Sleep<M> {
         let depth = self.depth;
         let (path, past) = self.frames.split_at_mut(depth);
         let frame = &mut past[0];
+        // The transition just taken: whether it was a yield tried as a persistent set of one
+        // transition, and local (invisible, and touching nothing another task reads or writes).
+        let (mut tentative, mut local) = (false, false);
         if let Some(top) = path.last_mut() {
             let (t, before, op) = (top.chosen, top.shape, top.ops[top.chosen as usize]);
             let (mut step, mut touch) = Self::new_step(&mut self.pool, g, t, op);
@@ -203,6 +249,8 @@ impl<M: Checked> Explorer<M> for Sleep<M> {
                 touch |= TOUCH_EXIT;
             }
             Rc::get_mut(&mut step).expect("a new step").touch = touch;
+            tentative = top.rest != 0;
+            local = touch == 0 && step.events.is_empty();
             for a in top.sleep.iter().chain(&top.done) {
                 if independent(a, &step, &top.online, g, cx.defect) {
                     frame.sleep.push(Rc::clone(a));
@@ -213,35 +261,63 @@ impl<M: Checked> Explorer<M> for Sleep<M> {
             // The initial state: what the body did before it is no step of the search.
             g.discard_step();
         }
+        let frame = &mut self.frames[depth];
         if cx.found.halted() {
             Self::retire(frame, &mut self.pool);
             return Arrival::Known(lowest(enabled));
         }
         let asleep = frame.sleep.iter().fold(0u32, |m, a| m | 1 << a.task) & enabled;
         let canonical = cx.canon.to_canonical(asleep, image);
-        let todo = match self.store.visit(&cx.budget, stacks, fp, canonical) {
+        let (todo, new) = match self.store.visit(&cx.budget, stacks, fp, canonical) {
             Visit::Full(why) => {
                 cx.found.stopped_by = Some(why);
-                0
+                (0, false)
             }
             Visit::New => {
                 cx.began = true;
                 cx.found.stored += 1;
                 cx.found.slept += asleep.count_ones() as u64;
-                enabled & !asleep
+                (enabled & !asleep, true)
             }
             Visit::Seen(left) => {
                 cx.found.revisits += u64::from(left != 0);
-                cx.canon.canonical_to_own(left, image) & enabled
+                (cx.canon.canonical_to_own(left, image) & enabled, false)
             }
         };
-        if todo == 0 {
-            Self::retire(frame, &mut self.pool);
-            return Arrival::Known(lowest(enabled));
+        // The cycle proviso for a yield: it reached a state nobody had stored, so every cycle
+        // of the reduced graph has a state explored in full (each transition out of a reduced
+        // state goes to a state stored after it).
+        let proviso = new || cx.defect == Some(ReductionDefect::PersistentWithoutProviso);
+        if tentative && local && proviso {
+            // The persistent set's one transition was enough: the others are not explored.
+            self.frames[depth - 1].rest = 0;
+            cx.found.persistent += 1;
         }
-        let first = lowest(todo);
-        frame.todo = todo & !(1 << first);
+        let persistent = persistent(cx, p, enabled, todo);
+        let frame = &mut self.frames[depth];
+        let (first, todo, rest) = match persistent {
+            Persistent::Start(t) => {
+                cx.found.persistent += u64::from(new);
+                if todo & 1 << t == 0 {
+                    // The persistent set is asleep (or explored at an earlier visit).
+                    Self::retire(frame, &mut self.pool);
+                    return Arrival::Known(lowest(enabled));
+                }
+                (t, 0, 0)
+            }
+            Persistent::Yield(t) => (t, 0, todo & !(1 << t)),
+            Persistent::None if todo == 0 => {
+                Self::retire(frame, &mut self.pool);
+                return Arrival::Known(lowest(enabled));
+            }
+            Persistent::None => {
+                let first = lowest(todo);
+                (first, todo & !(1 << first), 0)
+            }
+        };
         frame.chosen = first as u8;
+        frame.todo = todo;
+        frame.rest = rest;
         Self::snapshot(frame, p, g);
         self.depth += 1;
         cx.found.max_depth = cx.found.max_depth.max(self.depth);
@@ -254,6 +330,7 @@ impl<M: Checked> Explorer<M> for Sleep<M> {
         let first = lowest(todo);
         self.slot();
         let frame = &mut self.frames[self.depth];
+        frame.rest = 0;
         frame.todo = todo & !(1 << first);
         frame.chosen = first as u8;
         Self::snapshot(frame, p, g);
@@ -264,6 +341,8 @@ impl<M: Checked> Explorer<M> for Sleep<M> {
     fn backtrack(&mut self, _: &mut Ctx<'_, M>) -> bool {
         while self.depth > 0 {
             let top = &mut self.frames[self.depth - 1];
+            // The one transition of a persistent set did not show itself enough: the others.
+            top.todo |= std::mem::take(&mut top.rest);
             if top.todo != 0 {
                 let t = top.todo.trailing_zeros();
                 top.todo &= !(1 << t);

@@ -9,6 +9,7 @@ use super::{chooser_of, Arrival, Ctx, Explorer, Frame};
 use crate::engine::stateful::fair::{fair, maybe_fair_under};
 use crate::engine::stateful::findings::{decisive, Target};
 use crate::engine::stateful::ghost::StatefulGhost;
+use crate::engine::stateful::persistent;
 use crate::engine::stateful::space::{self, lowest, tasks_mask, SchedPoint, TaskId};
 use crate::engine::stateful::store::FpSet;
 use crate::engine::stateful::symmetry::Census;
@@ -188,17 +189,15 @@ impl<M: Checked> Explorer<M> for Tarjan {
         self.recent.put(fp, index);
         let tpos = self.tstack.len();
         self.tstack.push(TEntry { index, fp, enabled: runnable, moves: 0 });
-        let first = lowest(enabled);
-        self.frames.push(Frame {
-            index,
-            low: index,
-            todo: enabled & !(1 << first),
-            chosen: first as u8,
-            by: chooser_of(p),
-            moves: 0,
-            tpos,
-            fp,
-        });
+        let (first, todo) = match persistent::start_of(p, enabled, cx.local_starts) {
+            // A task's start explored alone (`persistent.rs`): the state is on no cycle.
+            Some(t) => {
+                cx.found.persistent += 1;
+                (t, 0)
+            }
+            None => (lowest(enabled), enabled & !(1 << lowest(enabled))),
+        };
+        self.frames.push(Frame { index, low: index, todo, chosen: first as u8, by: chooser_of(p), moves: 0, tpos, fp });
         cx.found.max_depth = cx.found.max_depth.max(self.frames.len());
         Arrival::Explore(first)
     }
