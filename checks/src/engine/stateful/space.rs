@@ -224,8 +224,9 @@ impl Shape {
 // ---------------------------------------------------------------- what a start does
 
 impl<M: Checked> Runner<M> {
-    /// The tasks not started at the initial state whose start (the code before their first
-    /// operation) is invisible and local: it emits no event, touches none of the ghost's sleep
+    /// The tasks seen waiting at their start on one execution (the lowest enabled task first:
+    /// the body spawns the others before any of them runs) whose start (the code before their
+    /// first operation) is invisible and local: it emits no event, touches none of the ghost's sleep
     /// and exit bookkeeping, makes no task, object or lock, and does not end the task. That
     /// code reads nothing shared (every access is an operation) and no other task's state, so
     /// what it does is the same from every state: one execution a task, each taking that
@@ -233,8 +234,8 @@ impl<M: Checked> Runner<M> {
     pub fn local_starts(&mut self) -> u32 {
         let por = self.ghost.keeps_steps();
         self.ghost.set_por(true);
-        // The tasks that wait at their start somewhere on one execution (the body spawns the
-        // others before any of them runs, or they would not all be seen).
+        // The tasks that wait at their start somewhere on that execution (a task spawned on
+        // no such execution is never taken alone).
         let mut starts = 0u32;
         let mut collect = |p: &SchedPoint<'_>, _: &StatefulGhost<M>| -> TaskId {
             starts |= (0..p.num_tasks())
