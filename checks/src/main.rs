@@ -73,7 +73,9 @@ enum Cmd {
         #[arg(long, value_name = "MODEL")]
         memory: Option<String>,
         /// The stateful engine's search on N worker threads sharing one visited table (default
-        /// 1; see docs/model.md, "Many workers"). Verdicts and state counts do not depend on N.
+        /// 1; see docs/model.md, "Many workers"). Verdicts do not depend on N, and state counts
+        /// neither, but where a task yields in a safety check: one thread alone takes a yield by
+        /// itself (docs/model.md, "Persistent sets").
         #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=256))]
         workers: u16,
         #[command(flatten)]
