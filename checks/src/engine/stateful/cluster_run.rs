@@ -80,6 +80,8 @@ struct Stats {
     error: Option<String>,
     steps: (u64, u64, u64),
     stored: u64,
+    /// States the worker explored by one start alone (persistent sets).
+    persistent: u64,
     memory: u64,
     /// Candidates sent to workers of other processes, and their bytes (bincode).
     sent: u64,
@@ -302,6 +304,7 @@ fn parts(out: WorkerOut, sent: Sent) -> Vec<Part> {
         error,
         steps: (st.steps.total, st.steps.replayed, st.steps.tail),
         stored: st.stored,
+        persistent: st.persistent,
         memory,
         sent: sent.states,
         bytes: sent.bytes,
@@ -354,7 +357,7 @@ fn outs_from(parts: Vec<(u64, Part)>, peers: usize) -> Vec<WorkerOut> {
                     stopped_by: s.stopped_by.map(intern),
                     slept: 0,
                     revisits: 0,
-                    persistent: 0,
+                    persistent: s.persistent,
                     steps: Steps { total: s.steps.0, replayed: s.steps.1, tail: s.steps.2 },
                     stored: s.stored,
                 },
