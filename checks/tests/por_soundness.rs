@@ -367,6 +367,35 @@ fn persistent_sets_change_no_verdict_of_a_shipped_stateful_configuration_progres
     assert!(fewer >= 5, "persistent sets saved states on only {fewer}");
 }
 
+/// A persistent set that forgets to ask whether the task is still at its start (the task runs
+/// alone from then on) is caught by the comparison above, `progress` included: on the
+/// shipped configurations smallest first, one gives another outcome than the search without
+/// persistent sets (the kill counts: the defect ran, and the outcome changed).
+#[test]
+fn a_persistent_set_that_takes_a_started_task_alone_is_caught() {
+    let engine_of = |sc: &scenario::Scenario| sc.engines.iter().copied().find(|e| matches!(e, Engine::Stateful { .. }));
+    let mut caught = None;
+    for (rel, sc) in common::shipped_small(32) {
+        let Some(engine) = engine_of(&sc) else { continue };
+        let with = sc.reduce.unwrap_or_default();
+        let off =
+            sc.spec.explore(engine, &Options { reduce: Reduce { persistent: false, ..with }, ..Options::default() });
+        let defect = Some(ReductionDefect::PersistentStartsForever);
+        let seeded = sc
+            .spec
+            .explore(engine, &Options { reduce: Reduce { persistent: true, defect, ..with }, ..Options::default() });
+        if !seeded.stats.is_some_and(|s| s.persistent) {
+            continue;
+        }
+        if let Some(why) = differ_fewer(&seeded, &off) {
+            caught = Some(format!("{rel}: {why}"));
+            break;
+        }
+    }
+    eprintln!("{caught:?}");
+    assert!(caught.is_some(), "no configuration told the defect from the search without persistent sets");
+}
+
 /// A kswapd whose reclaim loop never ends (the liveness mutant: it yields for ever, the one
 /// place the models yield) beside a direct reclaimer and the flusher, whose lost wake-up does
 /// not need kswapd: the full search finds it, safety-only.

@@ -301,6 +301,10 @@ pub enum ReductionDefect {
     ClusterRecordsOwnEdgesOnly,
     /// The canonicalisation forgets that a node's objects (`pgdat[n]`) move with the node.
     SymmetryForgetsNodeObjects,
+    /// Persistent sets that take a task alone wherever its start was found local, without
+    /// asking whether the task is still at its start (so a task that has started runs alone
+    /// from then on).
+    PersistentStartsForever,
     /// Persistent sets without the cycle proviso: a yield taken alone is enough even when it
     /// goes back to a state already stored, so a task that yields in a loop can hide every
     /// other task's transitions from the states of its loop (the ignoring problem).

@@ -7,8 +7,8 @@
 //! ([`super::space::Runner::local_starts`]).
 
 use super::por::every_transition;
-use super::space::{Op, SchedPoint, TaskId};
-use crate::engine::types::{Memory, Options};
+use super::space::{lowest, Op, SchedPoint, TaskId};
+use crate::engine::types::{Memory, Options, ReductionDefect};
 use crate::monitor::Checked;
 use crate::spec::Spec;
 
@@ -34,15 +34,46 @@ pub(super) fn applies<M: Checked>(spec: &Spec<M>, opts: &Options, memory: Memory
 /// cycle through a state where a task has not started never moves that task (always enabled),
 /// so it is no fair cycle either. The choice depends on the state alone: any search order, any
 /// number of workers or processes, stores the same states.
+///
+/// The seeded defect [`ReductionDefect::PersistentStartsForever`] forgets to ask whether the
+/// task is still at its start.
 #[inline]
-pub(super) fn start_of(p: &SchedPoint<'_>, enabled: u32, local: u32) -> Option<TaskId> {
+pub(super) fn start_of(
+    p: &SchedPoint<'_>,
+    enabled: u32,
+    local: u32,
+    defect: Option<ReductionDefect>,
+) -> Option<TaskId> {
     let mut rest = enabled & local;
     while rest != 0 {
         let t = rest.trailing_zeros() as TaskId;
         rest &= rest - 1;
-        if p.pending(t) == Some(Op::Start) {
+        if p.pending(t) == Some(Op::Start) || defect == Some(ReductionDefect::PersistentStartsForever) {
             return Some(t);
         }
     }
     None
+}
+
+/// How a state stored by a search without sleep sets (Tarjan's, a worker's) is explored: the
+/// transition it takes first and those left, counting the state in `persistent` if a start is
+/// explored alone there.
+#[inline]
+pub(super) fn first_and_todo(
+    p: &SchedPoint<'_>,
+    enabled: u32,
+    local: u32,
+    defect: Option<ReductionDefect>,
+    persistent: &mut u64,
+) -> (TaskId, u32) {
+    match start_of(p, enabled, local, defect) {
+        Some(t) => {
+            *persistent += 1;
+            (t, 0)
+        }
+        None => {
+            let first = lowest(enabled);
+            (first, enabled & !(1 << first))
+        }
+    }
 }

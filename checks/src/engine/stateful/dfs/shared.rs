@@ -212,14 +212,9 @@ impl<M: Checked> Explorer<M> for Shared {
                 }));
             }
         }
-        let (first, todo) = match persistent::start_of(p, enabled, cx.local_starts) {
-            // A task's start explored alone (`persistent.rs`): the state is on no cycle.
-            Some(t) => {
-                cx.found.persistent += 1;
-                (t, 0)
-            }
-            None => (lowest(enabled), enabled & !(1 << lowest(enabled))),
-        };
+        // A task's start explored alone (`persistent.rs`), or every transition.
+        let (first, todo) =
+            persistent::first_and_todo(p, enabled, cx.local_starts, cx.defect, &mut cx.found.persistent);
         let mut frame = Frame::plain(todo, first as u8, chooser_of(p), fp);
         frame.index = number;
         self.push(frame);

@@ -197,7 +197,7 @@ enum Persistent {
 /// The persistent set of one transition at the state `p` (`enabled` there, `todo` left to
 /// explore by this visit).
 fn persistent<M: Checked>(cx: &Ctx<'_, M>, p: &SchedPoint<'_>, enabled: u32, todo: u32) -> Persistent {
-    if let Some(t) = persistent::start_of(p, enabled, cx.local_starts) {
+    if let Some(t) = persistent::start_of(p, enabled, cx.local_starts, cx.defect) {
         return Persistent::Start(t);
     }
     if !cx.persistent_yields {

@@ -189,14 +189,9 @@ impl<M: Checked> Explorer<M> for Tarjan {
         self.recent.put(fp, index);
         let tpos = self.tstack.len();
         self.tstack.push(TEntry { index, fp, enabled: runnable, moves: 0 });
-        let (first, todo) = match persistent::start_of(p, enabled, cx.local_starts) {
-            // A task's start explored alone (`persistent.rs`): the state is on no cycle.
-            Some(t) => {
-                cx.found.persistent += 1;
-                (t, 0)
-            }
-            None => (lowest(enabled), enabled & !(1 << lowest(enabled))),
-        };
+        // A task's start explored alone (`persistent.rs`), or every transition.
+        let (first, todo) =
+            persistent::first_and_todo(p, enabled, cx.local_starts, cx.defect, &mut cx.found.persistent);
         self.frames.push(Frame { index, low: index, todo, chosen: first as u8, by: chooser_of(p), moves: 0, tpos, fp });
         cx.found.max_depth = cx.found.max_depth.max(self.frames.len());
         Arrival::Explore(first)
