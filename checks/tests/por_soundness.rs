@@ -14,7 +14,11 @@
 //!   one object, lock or park token taken as independent; `ReductionDefect::PorIgnoresGhost`:
 //!   steps with events taken as independent without asking the online monitors;
 //!   `ReductionDefect::PorExitsIndependent`: a step that ends its task taken as independent of
-//!   every step) each make that oracle fail on a shipped scenario: the tests can fail.
+//!   every step) each make that oracle fail on a shipped scenario: the tests can fail;
+//! * inert events (a step whose events the monitors ignore commutes with every step there,
+//!   without running both orders): on every case each such answer is checked by running both
+//!   orders anyway, and a seeded defect (`ReductionDefect::PorInertAnyEvent`: one inert event
+//!   taken as enough) is contradicted by that check and caught by the oracle.
 
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
@@ -270,6 +274,46 @@ fn a_por_that_ignores_object_conflicts_is_caught() {
 #[test]
 fn a_por_that_ignores_the_monitors_is_caught() {
     let caught = defect_is_caught(ReductionDefect::PorIgnoresGhost);
+    eprintln!("{caught:?}");
+    assert!(caught.is_some(), "no scenario told the defect from the reduction");
+}
+
+/// Inert events (docs/model.md, "Inert events"): the reduction takes a step whose events
+/// are all inert on the monitors as commuting with every step there, without running both
+/// orders. On every case, with `Options::check_inert`, both orders are run anyway for each
+/// such answer: none differs, the outcome is the full search's (states included), and some
+/// steps were inert.
+#[test]
+fn inert_events_commute_on_every_shipped_scenario() {
+    let (mut inert, mut compared) = (0u64, 0);
+    for c in cases() {
+        let checked = c.spec.explore(ENGINE, &Options { reduce: POR, check_inert: true, ..Options::default() });
+        let st = checked.stats.expect("stateful stats");
+        assert_eq!(st.inert_disagreements, 0, "{}: a step of events declared inert did not commute", c.rel);
+        if let Some(why) = differ(&checked, &c.full) {
+            panic!("{}: {why}", c.rel);
+        }
+        inert += st.inert_shortcuts;
+        compared += 1;
+    }
+    eprintln!("{compared} scenarios, {inert} checks answered by inert events, each checked");
+    assert!(compared >= 20 && inert > 0, "compared {compared}, inert {inert}");
+}
+
+/// The check of the declarations can fail, and so can the reduction's oracle: a step taken as
+/// inert for one inert event among others (`ReductionDefect::PorInertAnyEvent`) is
+/// contradicted by running both orders on some case, and changes the outcome on some case.
+#[test]
+fn a_step_taken_as_inert_for_one_inert_event_is_caught() {
+    let defect = Reduce { defect: Some(ReductionDefect::PorInertAnyEvent), ..POR };
+    let contradicted = cases().iter().find_map(|c| {
+        let o = c.spec.explore(ENGINE, &Options { reduce: defect, check_inert: true, ..Options::default() });
+        let n = o.stats.expect("stateful stats").inert_disagreements;
+        (n > 0).then(|| format!("{}: {n} answers contradicted", c.rel))
+    });
+    eprintln!("{contradicted:?}");
+    assert!(contradicted.is_some(), "no case contradicted a step of one inert event taken as inert");
+    let caught = defect_is_caught(ReductionDefect::PorInertAnyEvent);
     eprintln!("{caught:?}");
     assert!(caught.is_some(), "no scenario told the defect from the reduction");
 }

@@ -192,6 +192,13 @@ pub struct Options {
     /// reduction `live-locals` (checks/tests/stateful_soundness.rs). Off in every user's run.
     #[doc(hidden)]
     pub live_census: bool,
+    /// Stateful engine, for tests only: the partial-order reduction checks on the monitors
+    /// the steps it takes as commuting because their events are inert
+    /// ([`crate::monitor::online::Online::inert`]), uses the full check's answer, and counts
+    /// where the two differ ([`StateStats::inert_disagreements`]): the oracle of each
+    /// model's declaration (checks/tests/por_soundness.rs). Off in every user's run.
+    #[doc(hidden)]
+    pub check_inert: bool,
     /// Stateful engine, for tests only: the bytes the snapshots on the search path may hold
     /// (default: a sixteenth of the memory available, at most 1 GiB), so that a test can make
     /// the search restore a snapshot above a state and replay from there.
@@ -316,6 +323,9 @@ pub enum ReductionDefect {
     /// Sleep sets that take two steps with ghost events as independent without checking that
     /// the online monitors reach the same state in either order.
     PorIgnoresGhost,
+    /// Sleep sets that take a step as inert on the monitors (so commuting with every step
+    /// there) when one of its events is inert, instead of all of them.
+    PorInertAnyEvent,
     /// Sleep sets that take a step that ends its task as independent of every other step (its
     /// operation, its events and the ghost's exit bookkeeping forgotten). An exit is
     /// independent under the same rules as any other step, not of everything.
@@ -384,6 +394,7 @@ impl Default for Options {
             reduce: Reduce::default(),
             orbit_census: false,
             live_census: false,
+            check_inert: false,
             snapshot_cap: None,
             workers: 1,
             cluster: None,
@@ -480,6 +491,12 @@ pub struct StateStats {
     /// visit had left asleep.
     pub slept: u64,
     pub revisits: u64,
+    /// Partial-order reduction: checks that two steps commute on the online monitors
+    /// answered without running them, because one step's events are all inert there (the
+    /// model's declaration, docs/model.md "Inert events"); and, in a test's run that checks
+    /// each such answer (`Options::check_inert`), the answers the full check contradicted.
+    pub inert_shortcuts: u64,
+    pub inert_disagreements: u64,
     /// Scheduling steps the depth-first search's executions ran (what a transition costs:
     /// `steps / transitions`), those of them that replayed a known prefix to reach the state
     /// to explore from, and those that ran an execution to its end after it had reached a

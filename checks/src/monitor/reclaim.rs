@@ -1245,6 +1245,24 @@ impl super::online::Online<KswapdStall> for OnlineState {
         out.set_owner(perm.node(self.owner()));
         true
     }
+    /// The events [`OnlineState::step`] has no arm for, and that `step_common` reports
+    /// nothing of: a step on one only sizes the tasks' vector at the first event of an
+    /// execution, which every event does, in either order.
+    fn inert(ev: &Ev<R>) -> bool {
+        match ev {
+            Ev::Proto(e) => matches!(
+                e,
+                R::ExclusiveFastPath { .. }
+                    | R::RemovedPages { .. }
+                    | R::AddedPage
+                    | R::KswapdSleep { .. }
+                    | R::WakeupKswapd { .. }
+            ),
+            Ev::Kernel(K::LockReleased { .. }) => true,
+            Ev::Kernel(K::LockAcquired { lock, .. } | K::TrylockFailed { lock }) => *lock != TREE_LOCK,
+            Ev::Kernel(_) => false,
+        }
+    }
     fn step(&mut self, cfg: &Config, pid: Pid, ev: &Ev<R>, found: &mut Found<KswapdStall>) {
         super::online::step_common(ev, Some(Invariant::Progress), Some(Invariant::LockReleased), found);
         if self.tasks.len() < cfg.roles.len() {

@@ -168,6 +168,17 @@ pub trait Online<M: Model>: Clone + Eq + Hash + Debug + Default + Send + Sync + 
     /// The stateful engine calls it after every step, so that a part left out never splits a
     /// state.
     fn project(&mut self, _mask: u32) {}
+    /// Whether `ev` is inert on these monitors: from every state, [`Online::step`] on it
+    /// reports nothing and changes nothing that another event's step reads or writes, so it
+    /// commutes with every event, whichever task's (the same state and the same reports in
+    /// either order). The partial-order reduction then takes a step whose events are all
+    /// inert as commuting on the monitors without running both orders (docs/model.md,
+    /// "Inert events"). It may say `false` of an inert event (only time is lost), never
+    /// `true` of one that is not: a test checks every answer on every shipped stateful
+    /// configuration (`checks/tests/por_soundness.rs`). `false` for every event by default.
+    fn inert(_ev: &Event<M::Event>) -> bool {
+        false
+    }
 }
 
 /// One stuck situation of a state, for a lasso invariant (see [`Online::cycle_keys`]).

@@ -80,6 +80,11 @@ pub(super) struct Findings {
     /// Persistent sets: states explored by one transition alone (a task's start or yield
     /// that proved local and reached a new state).
     pub persistent: u64,
+    /// Commutation checks on the monitors answered by a step's inert events
+    /// ([`crate::monitor::online::Online::inert`]: with `Options::check_inert`, run anyway),
+    /// and with `Options::check_inert` the ones where the full check said otherwise.
+    pub inert: u64,
+    pub inert_disagreements: u64,
     pub steps: Steps,
     /// States this search stored itself (one of several workers: its share).
     pub stored: u64,
@@ -164,6 +169,8 @@ impl Findings {
         self.slept += o.slept;
         self.revisits += o.revisits;
         self.persistent += o.persistent;
+        self.inert += o.inert;
+        self.inert_disagreements += o.inert_disagreements;
         self.steps.total += o.steps.total;
         self.steps.replayed += o.steps.replayed;
         self.steps.tail += o.steps.tail;

@@ -109,6 +109,7 @@ pub fn explore<M: Checked>(spec: &Spec<M>, engine: Engine, opts: &Options) -> Ou
         reduce: Reduce { symmetry: false, ..opts.reduce },
         orbit_census: false,
         live_census: opts.live_census,
+        check_inert: opts.check_inert,
         snapshot_cap: opts.snapshot_cap,
         workers: opts.workers,
         cluster: opts.cluster.clone(),

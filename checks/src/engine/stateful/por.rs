@@ -2,10 +2,11 @@
 //! applies at all. The search strategy that uses it (sleep sets with state caching) is
 //! `dfs/sleep.rs`.
 
-use super::findings::lasso_checked;
+use super::findings::{lasso_checked, Findings};
 use super::ghost::{StatefulGhost, StepEvents, TOUCH_SLEEPERS};
 use super::space::Op;
 use crate::engine::types::{Memory, Options, ReductionDefect};
+use crate::monitor::online::Online;
 use crate::monitor::Checked;
 use crate::spec::Spec;
 
@@ -28,7 +29,21 @@ pub(super) struct Step<M: Checked> {
     pub task: u8,
     pub op: Option<Op>,
     pub events: StepEvents<M>,
+    /// Every one of `events` is inert on the monitors ([`Online::inert`]; none counts too).
+    pub inert: bool,
     pub touch: u8,
+}
+
+/// Whether a step with `events` is inert on the monitors: each of its events is
+/// ([`Online::inert`]). The seeded defect `ReductionDefect::PorInertAnyEvent` takes one inert
+/// event as enough.
+pub(super) fn inert_step<M: Checked>(events: &StepEvents<M>, defect: Option<ReductionDefect>) -> bool {
+    let inert = |(_, ev): &(_, _)| M::Online::inert(ev);
+    if defect == Some(ReductionDefect::PorInertAnyEvent) {
+        events.iter().any(inert)
+    } else {
+        events.iter().all(inert)
+    }
 }
 
 /// Whether two ops of different tasks commute and neither enables or disables the other:
@@ -57,13 +72,15 @@ pub(super) fn ops_independent(ta: u8, a: Option<Op>, tb: u8, b: Option<Op>) -> b
 }
 
 /// Whether the sleeping step `a` and the step `b` just taken, both from a state whose online
-/// monitors were `from`, are independent there.
+/// monitors were `from`, are independent there. A step of inert events commutes with every
+/// step on the monitors, so their two orders are not run, unless `check_inert`: then they
+/// are, and `found` counts where the two answers differ (the full check's answer is used).
 pub(super) fn independent<M: Checked>(
-    a: &Step<M>,
-    b: &Step<M>,
+    (a, b): (&Step<M>, &Step<M>),
     from: &M::Online,
     g: &StatefulGhost<M>,
-    defect: Option<ReductionDefect>,
+    (defect, check_inert): (Option<ReductionDefect>, bool),
+    found: &mut Findings,
 ) -> bool {
     if (a.touch | b.touch) & TOUCH_GLOBAL != 0 {
         return false;
@@ -79,7 +96,19 @@ pub(super) fn independent<M: Checked>(
     if defect != Some(ReductionDefect::PorIgnoresObjects) && !ops_independent(a.task, a.op, b.task, b.op) {
         return false;
     }
-    defect == Some(ReductionDefect::PorIgnoresGhost) || g.commute(from, &a.events, &b.events)
+    if defect == Some(ReductionDefect::PorIgnoresGhost) || a.events.is_empty() || b.events.is_empty() {
+        return true;
+    }
+    let inert = a.inert || b.inert;
+    found.inert += u64::from(inert);
+    if inert && !check_inert {
+        return true;
+    }
+    let commute = g.commute(from, &a.events, &b.events);
+    if inert && !commute {
+        found.inert_disagreements += 1;
+    }
+    commute
 }
 
 /// Why a search under `opts` must explore every transition, if it must: the reference search,

@@ -66,6 +66,8 @@ pub(super) struct Ctx<'a, M: Checked> {
     /// The sleep-set search also takes a yield alone, with the cycle proviso (one search
     /// only: what the proviso keeps depends on the order states are stored in).
     pub persistent_yields: bool,
+    /// `Options::check_inert` (tests only): the inert steps' commutation checked too.
+    pub check_inert: bool,
 }
 
 impl<M: Checked> Ctx<'_, M> {

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use super::{job_root, Arrival, Ctx, Explorer, PathFrame};
 use crate::engine::stateful::ghost::StatefulGhost;
 use crate::engine::stateful::persistent;
-use crate::engine::stateful::por::{independent, Step, TOUCH_EXIT, TOUCH_GLOBAL};
+use crate::engine::stateful::por::{independent, inert_step, Step, TOUCH_EXIT, TOUCH_GLOBAL};
 use crate::engine::stateful::space::{self, lowest, SchedPoint, Shape, TaskId};
 use crate::engine::stateful::store::{revisit, Budget, Sharded};
 use crate::engine::stateful::table::FpTable;
@@ -157,12 +157,14 @@ impl<M: Checked> Sleep<M> {
     fn new_step(
         pool: &mut Vec<Rc<Step<M>>>,
         g: &StatefulGhost<M>,
-        task: u8,
-        op: Option<space::Op>,
+        (task, op): (u8, Option<space::Op>),
+        defect: Option<ReductionDefect>,
     ) -> (Rc<Step<M>>, u8) {
-        let mut rc = pool.pop().unwrap_or_else(|| Rc::new(Step { task, op, events: Vec::new(), touch: 0 }));
+        let mut rc =
+            pool.pop().unwrap_or_else(|| Rc::new(Step { task, op, events: Vec::new(), inert: false, touch: 0 }));
         let step = Rc::get_mut(&mut rc).expect("a pooled step is held by the pool alone");
         let touch = g.take_step_into(&mut step.events);
+        step.inert = inert_step::<M>(&step.events, defect);
         step.task = task;
         step.op = op;
         (rc, touch)
@@ -241,7 +243,7 @@ impl<M: Checked> Explorer<M> for Sleep<M> {
         let (mut tentative, mut local) = (false, false);
         if let Some(top) = path.last_mut() {
             let (t, before, op) = (top.chosen, top.shape, top.ops[top.chosen as usize]);
-            let (mut step, mut touch) = Self::new_step(&mut self.pool, g, t, op);
+            let (mut step, mut touch) = Self::new_step(&mut self.pool, g, (t, op), cx.defect);
             if (before.tasks, before.objects, before.locks) != (shape.tasks, shape.objects, shape.locks) {
                 touch |= TOUCH_GLOBAL;
             }
@@ -252,7 +254,7 @@ impl<M: Checked> Explorer<M> for Sleep<M> {
             tentative = top.rest != 0;
             local = touch == 0 && step.events.is_empty();
             for a in top.sleep.iter().chain(&top.done) {
-                if independent(a, &step, &top.online, g, cx.defect) {
+                if independent((a, &step), &top.online, g, (cx.defect, cx.check_inert), &mut cx.found) {
                     frame.sleep.push(Rc::clone(a));
                 }
             }
