@@ -316,6 +316,10 @@ pub enum ReductionDefect {
     /// goes back to a state already stored, so a task that yields in a loop can hide every
     /// other task's transitions from the states of its loop (the ignoring problem).
     PersistentWithoutProviso,
+    /// Persistent sets that forget the visibility condition: a task's start that emits events
+    /// counts as local all the same, so it is taken alone and its events come in one order
+    /// only.
+    PersistentIgnoresVisibility,
     /// Sleep sets that forget the runtime's part of the independence relation: two steps on
     /// the same object (one a write), the same lock, or a park and its unpark, taken as
     /// independent.

@@ -236,7 +236,7 @@ impl<'a, M: Checked> Search<'a, M> {
     /// job starts at the initial state or replays its schedule once), otherwise by replaying.
     fn dfs(&mut self) {
         if self.cx.persistent && !self.starts_learnt {
-            self.cx.local_starts = self.runner.local_starts();
+            self.cx.local_starts = self.runner.local_starts(self.cx.defect);
             self.starts_learnt = true;
         }
         let job = self.cx.job.prefix.is_empty() || self.cx.job.root.is_some();
