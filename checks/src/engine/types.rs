@@ -373,6 +373,11 @@ pub enum ReductionDefect {
     /// successors lose two predecessors for one and a state of a cycle can be taken for one
     /// that nothing enters.
     WorkersTrimSharesTwice,
+    /// `--workers`: closing states on the fly takes a transition to a state the same worker
+    /// stored earlier (or to the state itself) for one into a closed state, so a state whose
+    /// transition goes back up the worker's own path (every cycle one worker explores has one)
+    /// is closed, and the cycle is missed.
+    WorkersCloseSkipsEarlierStates,
     /// `live-locals`: a declaration of a task's live locals leaves out its context (what the
     /// task did before the enclosing function: for a kswapd, which batch it is in), so states
     /// with different futures meet.
@@ -529,6 +534,9 @@ pub struct StateStats {
     /// Tarjan's search (states on no cycle: `stateful/trim.rs`); 0 with one worker or in a
     /// cluster (whose distributed pass trims by rounds).
     pub cycle_pass_trimmed: u64,
+    /// Of those, the states the workers closed on the fly, whose transitions they never
+    /// recorded (every one led to a closed state: `stateful/closed.rs`); 0 otherwise.
+    pub closed_on_the_fly: u64,
     /// A cluster's fair-cycle pass: whether the processes decided it together, with no
     /// process holding the graph (`false`: the graph was gathered on process 0, as when a
     /// component may hold a fair cycle); its rounds; the recorded graph's bytes over every

@@ -360,6 +360,7 @@ fn outs_from(parts: Vec<(u64, Part)>, peers: usize) -> Vec<WorkerOut> {
                     persistent: s.persistent,
                     inert: 0,
                     inert_disagreements: 0,
+                    closed: 0,
                     steps: Steps { total: s.steps.0, replayed: s.steps.1, tail: s.steps.2 },
                     stored: s.stored,
                 },

@@ -11,7 +11,7 @@ use std::hash::BuildHasherDefault;
 
 use super::graph::Graph;
 use super::links::Label;
-use super::store::Identity;
+use super::store::{Identity, Sharded};
 use super::stored::{with_stored, AnyStored, Component, Stored};
 use super::symmetry::Canon;
 use crate::engine::types::ReductionDefect;
@@ -52,10 +52,11 @@ pub(super) fn fair_components<M: Checked>(
     canon: &Canon,
     defect: Option<ReductionDefect>,
     graphs: Vec<Graph>,
+    table: Option<&Sharded>,
     found: &mut Findings,
 ) -> Result<u64, Inconclusive> {
-    let any = AnyStored::new(graphs, defect);
-    with_stored!(&any, stored => decide(spec, canon, defect, stored, found))
+    let mut any = AnyStored::new(graphs, defect);
+    with_stored!(&mut any, stored => decide(spec, canon, defect, stored, table, found))
 }
 
 /// [`fair_components`] over the union, whichever form its transitions take.
@@ -63,13 +64,25 @@ fn decide<M: Checked, L: Label>(
     spec: &Spec<M>,
     canon: &Canon,
     defect: Option<ReductionDefect>,
-    stored: &Stored<L>,
+    stored: &mut Stored<L>,
+    table: Option<&Sharded>,
     found: &mut Findings,
 ) -> Result<u64, Inconclusive> {
     let inv = M::PROGRESS.name();
     let checks_progress = spec.invariants.contains(&M::PROGRESS);
     let mut first: Option<Target> = None;
-    let (components, trimmed) = stored.components_trimmed();
+    let (mut components, trimmed) = stored.components_trimmed();
+    // A union of the workers' graphs is built before its states are named: a graph with no
+    // component with a transition inside (every passing proof whose graph is acyclic) never
+    // needs their names.
+    if !components.is_empty() && !stored.named() {
+        if let Some(table) = table {
+            stored.name_from(table);
+        }
+        assert!(stored.named(), "an unnamed union comes with the table that names it");
+        stored.name_members(&mut components);
+    }
+    let stored = &*stored;
     for c in components {
         if !canon.is_identity() {
             if maybe_fair_under(canon, c.moves, c.disabled, c.tasks) {

@@ -85,6 +85,8 @@ pub(super) struct Findings {
     /// and with `Options::check_inert` the ones where the full check said otherwise.
     pub inert: u64,
     pub inert_disagreements: u64,
+    /// Several workers recording the graph: states closed on the fly (`closed.rs`).
+    pub closed: u64,
     pub steps: Steps,
     /// States this search stored itself (one of several workers: its share).
     pub stored: u64,
@@ -171,6 +173,7 @@ impl Findings {
         self.persistent += o.persistent;
         self.inert += o.inert;
         self.inert_disagreements += o.inert_disagreements;
+        self.closed += o.closed;
         self.steps.total += o.steps.total;
         self.steps.replayed += o.steps.replayed;
         self.steps.tail += o.steps.tail;

@@ -121,87 +121,6 @@ impl Graph {
     }
 }
 
-/// Return the pages of the memory freed so far to the kernel. The buckets [`name_states`]
-/// empties are freed as the fingerprints fill in, but glibc's allocator keeps freed memory in
-/// the middle of its heaps resident: without this, the two-worker 3-kswapd `progress` proof's
-/// peak was the buckets and the fingerprints together (docs/performance.md, "The two workers'
-/// pass in less memory"). Elsewhere nothing is done.
-fn give_back_freed_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: `malloc_trim` only returns free pages of glibc's heaps to the kernel.
-    unsafe {
-        libc::malloc_trim(0);
-    }
-}
-
-/// The numbered workers' states get their fingerprints (`Graph::fps`) from the shared visited
-/// table, which stores each with its number, and which this empties shard by shard, on
-/// `threads` threads. The pairs go through buckets by number first, so that each part of
-/// `fps` is written while the table shrinks, and the two are never both resident in full.
-pub(super) fn name_states(graphs: &mut [&mut Graph], table: &super::store::Sharded, threads: usize) {
-    const BUCKETS: usize = 64;
-    let threads = threads.max(1);
-    let Some(bits) = graphs.first().and_then(|g| g.numbering).map(|n| n.bits) else { return };
-    let workers = graphs.iter().filter_map(|g| g.numbering).map(|n| n.worker as usize + 1).max().unwrap_or(1);
-    // The size of a worker's buckets, by the worker's index.
-    let mut size: Vec<Option<usize>> = vec![None; workers];
-    for g in graphs.iter() {
-        if let Some(n) = g.numbering {
-            size[n.worker as usize] = Some(g.marks.len().div_ceil(BUCKETS).max(1));
-        }
-    }
-    // Each thread's (number, fingerprint) pairs in three words, by worker and bucket.
-    let size = &size;
-    let parts: Vec<Vec<Vec<[u32; 3]>>> = std::thread::scope(|sc| {
-        let handles: Vec<_> = (0..threads)
-            .map(|part| {
-                sc.spawn(move || {
-                    let room = |b: usize| size[b / BUCKETS].map_or(0, |s| s / threads + s / 16 + 16);
-                    let mut buckets: Vec<Vec<[u32; 3]>> =
-                        (0..workers * BUCKETS).map(|b| Vec::with_capacity(room(b))).collect();
-                    table.drain(part, threads, |fp, number| {
-                        let (w, i) = Numbering::split(bits, number);
-                        if let Some(&Some(s)) = size.get(w) {
-                            buckets[w * BUCKETS + (i / s).min(BUCKETS - 1)].push([
-                                number,
-                                fp as u32,
-                                (fp >> 32) as u32,
-                            ]);
-                        }
-                    });
-                    buckets
-                })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))).collect()
-    });
-    // Each worker's fingerprints, bucket by bucket (one thread a worker's graph).
-    let parts = std::sync::Mutex::new(parts);
-    std::thread::scope(|sc| {
-        for g in graphs.iter_mut() {
-            let parts = &parts;
-            sc.spawn(move || {
-                let Some(w) = g.numbering.map(|n| n.worker as usize) else { return };
-                g.fps = vec![0; g.marks.len()];
-                for b in w * BUCKETS..(w + 1) * BUCKETS {
-                    for t in 0..threads {
-                        let bucket = std::mem::take(&mut parts.lock().unwrap_or_else(|e| e.into_inner())[t][b]);
-                        for &[number, lo, hi] in &bucket {
-                            let (_, i) = Numbering::split(bits, number);
-                            if let Some(f) = g.fps.get_mut(i) {
-                                *f = u64::from(hi) << 32 | u64::from(lo);
-                            }
-                        }
-                    }
-                    if b % 8 == 7 {
-                        give_back_freed_memory();
-                    }
-                }
-            });
-        }
-    });
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -558,33 +477,52 @@ mod tests {
         assert_eq!(v.iter().map(|l| l.to).collect::<Vec<_>>(), vec![3, far]);
     }
 
-    /// The states' fingerprints come from the shared table, which ends empty: every number
-    /// gets its fingerprint, on one thread or more.
+    /// The workers' union is built before its states are named, and named from the shared
+    /// table only when a component needs their names: the components and shortest paths are
+    /// those of the union built from named graphs, and the table ends empty.
     #[test]
-    fn states_are_named_from_the_shared_table() {
-        for threads in [1, 2, 3] {
+    fn a_union_built_unnamed_is_named_from_the_shared_table() {
+        use crate::engine::stateful::stored::with_stored;
+        let mut rng = Lcg(11);
+        let mut with_components = 0;
+        for round in 0..200 {
+            let n = 2 + rng.below(40);
+            let workers = 1 + rng.below(3) as usize;
+            let (_, numbered) = both(&mut rng, n, workers, Shape::Compact);
             let table = crate::engine::stateful::store::Sharded::default();
-            let mut graphs: Vec<Graph> = (0..2).map(|w| Graph::numbered(Numbering::new(w, 2))).collect();
-            let mut want = [Vec::new(), Vec::new()];
-            let mut x = 0x9e37_79b9_7f4a_7c15u64;
-            for i in 0..5000usize {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                let w = i % 3 % 2;
-                let g = &mut graphs[w];
-                let n = g.numbering.unwrap().number(g.marks.len()).unwrap();
-                g.marks.push(Marks { enabled: 1, tasks: 1 });
-                let fp = if i == 7 { 0 } else { x };
-                assert!(table.insert(fp, n));
-                want[w].push(fp);
+            let mut unnamed = numbered.clone();
+            for g in &mut unnamed {
+                let numbering = g.numbering.unwrap();
+                for (i, &fp) in g.fps.iter().enumerate() {
+                    assert!(table.insert(fp, numbering.number(i).unwrap()));
+                }
+                g.fps.clear();
             }
-            let mut refs: Vec<&mut Graph> = graphs.iter_mut().collect();
-            name_states(&mut refs, &table, threads);
-            assert_eq!(table.len(), 0, "the table is drained");
-            for w in 0..2 {
-                assert_eq!(graphs[w].fps, want[w], "worker {w}, {threads} threads");
+            let named = AnyStored::new(numbered, None);
+            let mut late = AnyStored::new(unnamed, None);
+            let want = summary(&named);
+            with_stored!(&mut late, s => {
+                assert!(!s.named(), "round {round}");
+                let (mut comps, _) = s.components_trimmed();
+                assert_eq!(comps.len(), want.len(), "round {round}");
+                if !comps.is_empty() {
+                    s.name_from(&table);
+                    s.name_members(&mut comps);
+                    assert_eq!(table.len(), 0, "round {round}: the table is drained");
+                    with_components += 1;
+                }
+            });
+            if want.is_empty() {
+                continue;
+            }
+            assert_eq!(summary(&late), want, "round {round}");
+            for target in 0..n {
+                let goal_fp = 1000 + target * 7;
+                let pa = named.path_to(1000, &|v| named.fp(v) == goal_fp).map(|p| p.len());
+                let pb = late.path_to(1000, &|v| late.fp(v) == goal_fp).map(|p| p.len());
+                assert_eq!(pa, pb, "round {round}: shortest path to {goal_fp}");
             }
         }
+        assert!(with_components > 50, "{with_components} graphs had a component");
     }
 }

@@ -47,6 +47,7 @@
 //! | `space.rs`, `ghost.rs` | the state space: executions on the platform, fingerprints, probes, recordings; the online monitors' half of a state |
 //! | `schedule.rs` | schedules as text (replay tokens) |
 
+mod closed;
 pub mod cluster;
 mod cluster_fair;
 mod cluster_run;

@@ -8,6 +8,7 @@ use std::time::Instant;
 
 use mmmodel::model::Named;
 
+use super::closed::Closed;
 use super::cluster::{self, Cluster};
 use super::cluster_fair::Decided;
 use super::cluster_run::FairPass;
@@ -17,7 +18,7 @@ use super::dfs::tarjan::Tarjan;
 use super::dfs::{Ctx, Explorer, JobStart};
 use super::fair::{fair_components, Inconclusive};
 use super::findings::{cycles_checked, lasso_checked, Counts, Findings, Target};
-use super::graph::{self, Graph};
+use super::graph::Graph;
 use super::links::Numbering;
 use super::market::Market;
 use super::replay::Clock;
@@ -201,6 +202,7 @@ impl<'a, M: Checked> Search<'a, M> {
         market: Option<Arc<Market>>,
         owner: Option<(usize, usize)>,
         me: (usize, usize),
+        closed: Option<Arc<Closed>>,
     ) -> Self {
         self.cx.market = market;
         let graph = cycles_checked(self.spec).then(|| match owner {
@@ -210,7 +212,7 @@ impl<'a, M: Checked> Search<'a, M> {
         self.explorer = if self.por {
             Explorers::Sleep(Sleep::new(SleepStore::Shared(table)))
         } else {
-            Explorers::Shared(Shared::new(table, graph, owner))
+            Explorers::Shared(Shared::new(table, graph, owner, closed, self.cx.defect))
         };
         self
     }
@@ -257,30 +259,24 @@ impl<'a, M: Checked> Search<'a, M> {
     fn parallel(&mut self, workers: usize) {
         let market = Arc::new(Market::new(workers));
         let table = Arc::new(Sharded::default());
+        let closed = Arc::new(Closed::new(workers));
         let quiet = Options { progress: None, ..self.opts.clone() };
         let (spec, engine, max_states, opts) = (self.spec, self.engine, self.cx.budget.max_states, self.opts);
-        let mut outs = workers::run(workers, &market, |w| {
+        let outs = workers::run(workers, &market, |w| {
             let opts = if w == 0 { opts } else { &quiet };
             Search::new(spec, engine, opts, max_states).worker(
                 Arc::clone(&table),
                 Some(Arc::clone(&market)),
                 None,
                 (w, workers),
+                Some(Arc::clone(&closed)),
             )
         });
-        // The fair-cycle pass needs of the table only the states' fingerprints: it is emptied
-        // into the graphs (`name_states`) and freed before the pass builds its own arrays, so
-        // that the two are never resident together.
+        // The fair-cycle pass names the states from the table only if a component needs their
+        // names (`Stored::name_from`).
         let totals = (table.len(), table.bytes());
-        let naming = Instant::now();
-        let mut graphs: Vec<&mut Graph> = outs.iter_mut().filter_map(|o| o.graph.as_mut()).collect();
-        let named = !graphs.is_empty();
-        graph::name_states(&mut graphs, &table, workers);
+        self.merge(outs, workers, Some(&table));
         drop(table);
-        let naming = if named { naming.elapsed().as_secs_f64() } else { 0.0 };
-        self.merge(outs, workers);
-        // The states' names are the pass's first step.
-        self.cycle_pass_seconds += naming;
         self.totals = Some(totals);
     }
 
@@ -304,6 +300,7 @@ impl<'a, M: Checked> Search<'a, M> {
                 None,
                 Some((index, peers)),
                 (index, peers),
+                None,
             )
         };
         // The fair cycles are decided by the workers together, unless symmetry reduced the
@@ -318,7 +315,7 @@ impl<'a, M: Checked> Search<'a, M> {
                 let stored = outs.iter().map(|o| o.found.stored).sum();
                 self.distributed = Distributed::of(&outs, c.threads);
                 let seconds = outs.iter().filter_map(|o| o.pass).map(|d| d.seconds).fold(0.0, f64::max);
-                let memory = self.merge(outs, peers);
+                let memory = self.merge(outs, peers, None);
                 self.cycle_pass_seconds += seconds;
                 self.totals = Some((stored, memory));
             }
@@ -331,7 +328,7 @@ impl<'a, M: Checked> Search<'a, M> {
     /// What the workers found, as one search's, then (if a cycle invariant is checked and
     /// nothing stopped the search) the fair components of the graph they recorded together.
     /// The bytes the workers said they took.
-    fn merge(&mut self, outs: Vec<WorkerOut>, workers: usize) -> u64 {
+    fn merge(&mut self, outs: Vec<WorkerOut>, workers: usize, table: Option<&Sharded>) -> u64 {
         let mut m = workers::merge(outs);
         self.workers = workers;
         self.worker_states = (m.stored_min, m.stored_max);
@@ -344,7 +341,7 @@ impl<'a, M: Checked> Search<'a, M> {
         if cycles_checked(self.spec) && !self.cx.found.halted() && self.error.is_none() {
             let pass = Instant::now();
             let cx = &mut self.cx;
-            match fair_components(cx.spec, &cx.canon, cx.defect, std::mem::take(&mut m.graphs), &mut cx.found) {
+            match fair_components(cx.spec, &cx.canon, cx.defect, std::mem::take(&mut m.graphs), table, &mut cx.found) {
                 Ok(trimmed) => self.cycle_pass_trimmed = trimmed,
                 Err(Inconclusive) => cx.inconclusive = true,
             }
@@ -454,6 +451,7 @@ impl<'a, M: Checked> Search<'a, M> {
             bytes_sent: self.sent.bytes,
             cycle_pass_seconds: self.cycle_pass_seconds,
             cycle_pass_trimmed: self.cycle_pass_trimmed,
+            closed_on_the_fly: self.cx.found.closed,
             cycle_pass_distributed: self.distributed.decided,
             cycle_pass_rounds: self.distributed.rounds,
             graph_bytes: self.distributed.graph_bytes,
@@ -537,7 +535,10 @@ impl<M: Checked> Worker for Search<'_, M> {
     fn finish(mut self) -> WorkerOut {
         let memory = self.totals().1;
         let graph = match &mut self.explorer {
-            Explorers::Shared(e) => e.graph.take(),
+            Explorers::Shared(e) => {
+                self.cx.found.closed += std::mem::take(&mut e.closed_here);
+                e.graph.take()
+            }
             _ => None,
         };
         WorkerOut {

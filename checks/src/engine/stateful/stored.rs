@@ -88,6 +88,10 @@ pub(super) struct Stored<L> {
     /// The seeded defect `ReductionDefect::WorkersTrimSharesTwice`: a state the trim's threads
     /// share is peeled by both.
     trim_shares_twice: bool,
+    /// A union of numbered workers' graphs built before their states were named (`fps`
+    /// empty): the bits of a state's number that name its worker, and each worker's offset
+    /// in the union ([`Stored::name_from`]).
+    unnamed: Option<(u32, Vec<usize>)>,
 }
 
 /// The union, packed when every worker's transitions are and every state's place fits.
@@ -198,8 +202,11 @@ impl<L: Label> Stored<L> {
             let (w, i) = L::split(bits, to);
             (offset[w] + i) as u32
         };
-        // Every state is named (`graph::name_states`) before the union is built.
-        assert!(graphs.iter().all(|g| g.fps.len() == g.marks.len()), "the states are named");
+        // The states are named before the union is built (the tests' graphs), or after, from
+        // the shared table, and only if a component needs its members' names.
+        let named = graphs.iter().all(|g| g.fps.len() == g.marks.len());
+        assert!(named || graphs.iter().all(|g| g.fps.is_empty()), "every state named, or none");
+        let unnamed = (!named).then(|| (bits, offset.clone()));
         let initial = graphs.iter().find_map(|g| g.initial);
         // The first worker's states are the union's first: its vectors grow to hold the rest.
         let mut marks = std::mem::take(&mut graphs[0].marks);
@@ -274,7 +281,45 @@ impl<L: Label> Stored<L> {
         pools.push(joined);
         sort_keys(&mut keys);
         let threads = graphs.len();
-        Stored { initial, marks, fps, pools, slices, with_stale, keys, threads, trim_skips_joined, trim_shares_twice }
+        Stored {
+            initial,
+            marks,
+            fps,
+            pools,
+            slices,
+            with_stale,
+            keys,
+            threads,
+            trim_skips_joined,
+            trim_shares_twice,
+            unnamed,
+        }
+    }
+
+    /// Whether its states have their fingerprints.
+    pub fn named(&self) -> bool {
+        self.unnamed.is_none()
+    }
+
+    /// Name the states of a union built unnamed from the shared visited table, which keeps
+    /// each state's fingerprint beside its number, and which this empties.
+    pub fn name_from(&mut self, table: &super::store::Sharded) {
+        let Some((bits, offset)) = self.unnamed.take() else { return };
+        let mut fps = vec![0u64; self.marks.len()];
+        table.drain(0, 1, |fp, number| {
+            let (w, i) = Numbering::split(bits, number);
+            if let Some(f) = offset.get(w).and_then(|o| fps.get_mut(o + i)) {
+                *f = fp;
+            }
+        });
+        self.fps = fps;
+    }
+
+    /// Name the members of `comps`, found unnamed ([`Stored::name_from`]).
+    pub fn name_members(&self, comps: &mut [Component]) {
+        for c in comps {
+            c.members = c.nodes.iter().map(|&m| self.fps[m as usize]).collect();
+        }
     }
 
     /// Every transition out of node `v`.
@@ -399,7 +444,11 @@ impl<L: Label> Stored<L> {
                 tasks |= n.tasks;
             }
             comps.push(Component {
-                members: members.iter().map(|&m| self.fps[m as usize]).collect(),
+                members: if self.fps.is_empty() {
+                    Vec::new()
+                } else {
+                    members.iter().map(|&m| self.fps[m as usize]).collect()
+                },
                 moves,
                 disabled,
                 tasks,
@@ -536,6 +585,7 @@ impl Stored<Link> {
             threads,
             trim_skips_joined,
             trim_shares_twice,
+            unnamed: None,
         }
     }
 }

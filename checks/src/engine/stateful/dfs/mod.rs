@@ -106,12 +106,16 @@ pub(super) struct Frame {
     pub tpos: usize,
     /// The state's fingerprint (the visited table's key).
     pub fp: u64,
+    /// One of several workers: transitions out of this state were given away, or it is the
+    /// state a job starts from, so this worker does not take every transition out of it and
+    /// it is not closed on the fly (`closed.rs`).
+    pub split: bool,
 }
 
 impl Frame {
     /// A frame of a worker's search: no Tarjan.
     pub fn plain(todo: u32, chosen: u8, by: u8, fp: u64) -> Self {
-        Frame { index: 0, low: 0, todo, chosen, by, moves: 0, tpos: 0, fp }
+        Frame { index: 0, low: 0, todo, chosen, by, moves: 0, tpos: 0, fp, split: false }
     }
 
     /// The task that moves when this frame's choice is taken.

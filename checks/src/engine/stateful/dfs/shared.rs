@@ -9,10 +9,11 @@ use std::sync::Arc;
 use mmmodel::kernel::sched::explorer_task;
 
 use super::{chooser_of, job_root, Arrival, Ctx, Explorer, Frame};
+use crate::engine::stateful::closed::Closed;
 use crate::engine::stateful::cluster;
 use crate::engine::stateful::ghost::StatefulGhost;
 use crate::engine::stateful::graph::{Edge, Graph};
-use crate::engine::stateful::links::{Link, Marks};
+use crate::engine::stateful::links::{Link, Marks, Numbering};
 use crate::engine::stateful::persistent;
 use crate::engine::stateful::space::{self, lowest, tasks_mask, SchedPoint, TaskId};
 use crate::engine::stateful::store::Sharded;
@@ -51,10 +52,23 @@ pub(crate) struct Shared {
     /// fingerprint; a number never changes once given): a hit needs no lock of a shard,
     /// whose line the other workers write at every lookup. Empty without a numbered graph.
     recent: Recent,
+    /// With a numbered graph: the states every worker closed on the fly (`closed.rs`), and
+    /// how many this worker closed.
+    closed: Option<Arc<Closed>>,
+    pub closed_here: u64,
+    /// `ReductionDefect::WorkersCloseSkipsEarlierStates`.
+    close_skips_earlier: bool,
 }
 
 impl Shared {
-    pub fn new(table: Arc<Sharded>, graph: Option<Graph>, owner: Option<(usize, usize)>) -> Self {
+    pub fn new(
+        table: Arc<Sharded>,
+        graph: Option<Graph>,
+        owner: Option<(usize, usize)>,
+        closed: Option<Arc<Closed>>,
+        defect: Option<ReductionDefect>,
+    ) -> Self {
+        let closed = closed.filter(|_| owner.is_none() && graph.as_ref().is_some_and(|g| g.numbering.is_some()));
         Shared {
             table,
             frames: Vec::new(),
@@ -64,6 +78,9 @@ impl Shared {
             rows: Vec::new(),
             graph_bytes: 0,
             recent: Recent::default(),
+            closed,
+            closed_here: 0,
+            close_skips_earlier: defect == Some(ReductionDefect::WorkersCloseSkipsEarlierStates),
         }
     }
 
@@ -75,10 +92,29 @@ impl Shared {
         }
     }
 
-    /// The state on top of the path is left: its transitions become its row.
+    /// The state on top of the path is left: its transitions become its row, but for those
+    /// into states closed by now; with none left, and every transition out of it taken here,
+    /// it is closed instead (`closed.rs`).
     fn pop(&mut self) {
         let Some(top) = self.frames.pop() else { return };
         let row = &mut self.rows[self.frames.len()];
+        if let (Some(closed), Some(numbering)) = (&self.closed, self.graph.as_ref().and_then(|g| g.numbering)) {
+            let earlier = |to: u32| {
+                let (w, i) = Numbering::split(numbering.bits, to);
+                w == numbering.worker as usize && i <= Numbering::split(numbering.bits, top.index).1
+            };
+            row.retain(|l| !(closed.get(l.to) || (self.close_skips_earlier && earlier(l.to))));
+            if row.is_empty() && !top.split && top.todo == 0 {
+                // A chunk of bits allocated counts against the memory budget, as the graph does
+                // (written only then: the counter shares its line with what every lookup reads).
+                let grew = closed.close(top.index);
+                if grew > 0 {
+                    self.table.graph_bytes.fetch_add(grew, std::sync::atomic::Ordering::Relaxed);
+                }
+                self.closed_here += 1;
+                return;
+            }
+        }
         if let Some(graph) = &mut self.graph {
             graph.row(top.index, row.drain(..));
         }
@@ -164,6 +200,12 @@ impl<M: Checked> Explorer<M> for Shared {
         }
         let initial = cx.job.prefix.is_empty() && self.frames.is_empty();
         let (fate, number) = self.place(cx, fp);
+        if fate == Fate::Stopped {
+            // A transition not followed: the state it leaves is not closed.
+            if let Some(top) = self.frames.last_mut() {
+                top.split = true;
+            }
+        }
         if let Some(graph) = &mut self.graph {
             let top = self.frames.last();
             if top.is_none() && initial {
@@ -229,6 +271,8 @@ impl<M: Checked> Explorer<M> for Shared {
         let mut frame = Frame::plain(todo & !(1 << first), first as u8, chooser_of(p), fp);
         // Another worker stored the job's state, and numbered it.
         frame.index = self.table.get(fp).unwrap_or(0);
+        // Its giver took the other transitions out of it.
+        frame.split = true;
         self.push(frame);
         first
     }
@@ -244,6 +288,12 @@ impl<M: Checked> Explorer<M> for Shared {
             }
             self.pop();
         }
+    }
+
+    fn take_todo(&mut self, i: usize) -> u32 {
+        // Given away: the state is not closed on the fly.
+        self.frames[i].split = true;
+        std::mem::take(&mut self.frames[i].todo)
     }
 
     fn clear(&mut self) {

@@ -192,7 +192,17 @@ impl<M: Checked> Explorer<M> for Tarjan {
         // A task's start explored alone (`persistent.rs`), or every transition.
         let (first, todo) =
             persistent::first_and_todo(p, enabled, cx.local_starts, cx.defect, &mut cx.found.persistent);
-        self.frames.push(Frame { index, low: index, todo, chosen: first as u8, by: chooser_of(p), moves: 0, tpos, fp });
+        self.frames.push(Frame {
+            index,
+            low: index,
+            todo,
+            chosen: first as u8,
+            by: chooser_of(p),
+            moves: 0,
+            tpos,
+            fp,
+            split: false,
+        });
         cx.found.max_depth = cx.found.max_depth.max(self.frames.len());
         Arrival::Explore(first)
     }
