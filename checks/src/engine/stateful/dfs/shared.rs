@@ -105,6 +105,12 @@ impl Shared {
             };
             row.retain(|l| !(closed.get(l.to) || (self.close_skips_earlier && earlier(l.to))));
             if row.is_empty() && !top.split && top.todo == 0 {
+                // The transition into it, last in its parent's row, goes too.
+                if let Some(parent) = self.frames.len().checked_sub(1).map(|d| &mut self.rows[d]) {
+                    if parent.last().is_some_and(|l| l.to == top.index) {
+                        parent.pop();
+                    }
+                }
                 // A chunk of bits allocated counts against the memory budget, as the graph does
                 // (written only then: the counter shares its line with what every lookup reads).
                 let grew = closed.close(top.index);
@@ -217,6 +223,8 @@ impl<M: Checked> Explorer<M> for Shared {
                 _ => fate != Fate::Stopped,
             };
             match (top, keep) {
+                // Into a state closed already: not recorded (`closed.rs`).
+                (Some(_), true) if fate == Fate::Known && self.closed.as_ref().is_some_and(|c| c.get(number)) => {}
                 (Some(top), true) if graph.numbering.is_some() => {
                     // Out of the state on top of the path: recorded as its row when it is
                     // left.
