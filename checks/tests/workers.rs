@@ -17,7 +17,8 @@
 //! (`under_lkmm_workers_store_the_states_one_worker_stores`). States closed on the fly (on no
 //! cycle, so their transitions are not recorded) keep every cycle, and a close that skips the
 //! transitions back up a worker's path (`ReductionDefect::WorkersCloseSkipsEarlierStates`) is
-//! caught.
+//! caught, and so is one that closes a state two workers shared
+//! (`ReductionDefect::WorkersCloseSplitStates`).
 
 use std::collections::BTreeSet;
 
@@ -240,6 +241,27 @@ fn states_closed_on_the_fly_keep_every_cycle_and_a_close_that_skips_back_edges_i
     }
     assert_eq!(caught.len(), 2, "{caught:?}");
     assert!(closed > 0, "no state was closed on the fly");
+}
+
+/// The seeded defect `ReductionDefect::WorkersCloseSplitStates` closes a state whose
+/// transitions two workers shared (one gave the other a job there) on the transitions one of
+/// them took: the other's are lost with its row, and the livelock's counterexample (or the
+/// livelock) with them. Whether a job is given where it matters depends on timing: two and
+/// three workers, up to fifty tries each (a few milliseconds a try).
+#[test]
+fn a_state_closed_on_the_transitions_one_worker_took_of_a_shared_state_is_caught() {
+    let rel = "compaction/finishcontend-v3-fatal-loop.toml";
+    let sc = scenario::load(&common::scenarios_dir().join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"));
+    let one = explore(&sc, 1, None);
+    let mut tries = 0;
+    let caught = [2, 3].iter().find_map(|&workers| {
+        (0..50).find_map(|_| {
+            tries += 1;
+            differ(&explore(&sc, workers, Some(ReductionDefect::WorkersCloseSplitStates)), &one)
+        })
+    });
+    eprintln!("{rel}: caught after {tries} tries: {caught:?}");
+    assert!(caught.is_some(), "{rel}: the seeded defect changed nothing in {tries} tries");
 }
 
 /// A worker's cache of the states it found stored lately answers for the shared table without

@@ -364,9 +364,8 @@ pub enum ReductionDefect {
     /// other's is missed.
     WorkersGraphKeepsFirstRowOnly,
     /// `--workers`: the fair-cycle pass's parallel trim neither counts nor follows the
-    /// transitions of a state two workers explored from (their rows joined into one), so a
-    /// state of a cycle through it is taken for one that nothing enters, and the cycle is
-    /// missed.
+    /// transitions of a state two workers explored from (their rows joined into one): a
+    /// state of a cycle through it is taken for one that nothing enters.
     WorkersTrimSkipsJoinedRows,
     /// `--workers`: in the fair-cycle pass's parallel trim, a state a thread gives to another
     /// (the work is shared as it grows from the initial state) is peeled by both, so its
@@ -374,10 +373,12 @@ pub enum ReductionDefect {
     /// that nothing enters.
     WorkersTrimSharesTwice,
     /// `--workers`: closing states on the fly takes a transition to a state the same worker
-    /// stored earlier (or to the state itself) for one into a closed state, so a state whose
-    /// transition goes back up the worker's own path (every cycle one worker explores has one)
-    /// is closed, and the cycle is missed.
+    /// stored earlier (or to itself) for one into a closed state: a state whose transition
+    /// goes back up the worker's path (every cycle one worker explores has one) closes.
     WorkersCloseSkipsEarlierStates,
+    /// `--workers`: a state whose transitions two workers shared (a job given there, or a
+    /// job's first state) is closed on the fly on those this worker took.
+    WorkersCloseSplitStates,
     /// `live-locals`: a declaration of a task's live locals leaves out its context (what the
     /// task did before the enclosing function: for a kswapd, which batch it is in), so states
     /// with different futures meet.
@@ -525,17 +526,16 @@ pub struct StateStats {
     pub cluster_follower: bool,
     pub states_sent: u64,
     pub bytes_sent: u64,
-    /// Seconds of the fair-cycle pass over the stored graph after a search of several workers
-    /// (the states named from the shared table on the workers' threads, then the union and
-    /// Tarjan's search, mostly one thread) or processes (the distributed pass, then process
-    /// 0's over the gathered graph if there was one); 0 when there was none.
+    /// Seconds of the fair-cycle pass after a search of several workers (the union, its trim,
+    /// Tarjan's search, the states' names if a component needs them) or processes (the
+    /// distributed pass, then process 0's over the gathered graph if any); 0 if none.
     pub cycle_pass_seconds: f64,
     /// The states the fair-cycle pass of several workers trimmed on their threads before
     /// Tarjan's search (states on no cycle: `stateful/trim.rs`); 0 with one worker or in a
     /// cluster (whose distributed pass trims by rounds).
     pub cycle_pass_trimmed: u64,
-    /// Of those, the states the workers closed on the fly, whose transitions they never
-    /// recorded (every one led to a closed state: `stateful/closed.rs`); 0 otherwise.
+    /// Of those, the states closed on the fly, whose transitions were never recorded
+    /// (`stateful/closed.rs`); 0 otherwise.
     pub closed_on_the_fly: u64,
     /// A cluster's fair-cycle pass: whether the processes decided it together, with no
     /// process holding the graph (`false`: the graph was gathered on process 0, as when a

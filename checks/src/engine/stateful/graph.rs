@@ -1,9 +1,9 @@
 //! The state graph the workers (or a cluster's processes) record when a cycle invariant is
 //! checked: with more than one worker each records its states (the tasks enabled there) and
 //! its transitions (the task of each), in the forms of `links.rs`; a cluster's by fingerprint.
-//! Once the search is complete the states are named from the shared table
-//! ([`name_states`]), and `stored.rs` builds the union and its strongly connected components
-//! (docs/model.md, "Many workers").
+//! Once the search is complete `stored.rs` builds the union and its strongly connected
+//! components, and names the numbered workers' states from the shared table only if a
+//! component needs their names (`Stored::name_from`; docs/model.md, "Many workers").
 
 use serde::{Deserialize, Serialize};
 
@@ -51,8 +51,9 @@ pub(super) struct Graph {
     /// exist.
     pub nodes: Vec<Node>,
     /// Every state a numbered worker stored, in the order of their numbers: tasks enabled
-    /// there and tasks that exist; their fingerprints are in the shared visited table during
-    /// the search, and come to `fps` after it ([`name_states`]).
+    /// there and tasks that exist; their fingerprints stay in the shared visited table, beside
+    /// their numbers (`fps` is filled only by the tests' graphs, which come named: the union
+    /// of unnamed graphs names its states itself, `Stored::name_from`).
     pub marks: MarksVec,
     pub fps: Vec<u64>,
     /// Every transition the worker took, by fingerprint (a cluster's worker).
@@ -77,7 +78,7 @@ impl Graph {
     }
 
     /// A state the worker stored: a numbered worker keeps its marks only (its fingerprint is
-    /// in the shared table, beside its number, until [`name_states`]); a cluster's worker
+    /// in the shared table, beside its number); a cluster's worker
     /// keeps the fingerprint too.
     pub fn state(&mut self, fp: u64, m: Marks) {
         if self.numbering.is_some() {

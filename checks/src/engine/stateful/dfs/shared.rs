@@ -56,8 +56,9 @@ pub(crate) struct Shared {
     /// how many this worker closed.
     closed: Option<Arc<Closed>>,
     pub closed_here: u64,
-    /// `ReductionDefect::WorkersCloseSkipsEarlierStates`.
+    /// `ReductionDefect::WorkersCloseSkipsEarlierStates`, `WorkersCloseSplitStates`.
     close_skips_earlier: bool,
+    close_split: bool,
 }
 
 impl Shared {
@@ -81,6 +82,7 @@ impl Shared {
             closed,
             closed_here: 0,
             close_skips_earlier: defect == Some(ReductionDefect::WorkersCloseSkipsEarlierStates),
+            close_split: defect == Some(ReductionDefect::WorkersCloseSplitStates),
         }
     }
 
@@ -104,7 +106,7 @@ impl Shared {
                 w == numbering.worker as usize && i <= Numbering::split(numbering.bits, top.index).1
             };
             row.retain(|l| !(closed.get(l.to) || (self.close_skips_earlier && earlier(l.to))));
-            if row.is_empty() && !top.split && top.todo == 0 {
+            if row.is_empty() && (!top.split || self.close_split) && top.todo == 0 {
                 // The transition into it, last in its parent's row, goes too.
                 if let Some(parent) = self.frames.len().checked_sub(1).map(|d| &mut self.rows[d]) {
                     if parent.last().is_some_and(|l| l.to == top.index) {
