@@ -477,13 +477,16 @@ impl<L: Label> Stored<L> {
         }
         let joined = self.pools.len() as u32 - 1;
         let skip = |v: u32| self.trim_skips_joined && self.slices[v as usize].pool() == joined;
-        let ((rindex, trimmed), _) = trim_sharing(self.marks.len(), self.threads, self.trim_shares_twice, |v, f| {
-            if !skip(v) {
-                for l in self.row(v) {
-                    f(l.to());
+        // A state with no row has no successor: the peel need not visit it.
+        let sink = |v: u32| self.slices[v as usize].len() == 0;
+        let ((rindex, trimmed), _) =
+            trim_sharing(self.marks.len(), self.threads, self.trim_shares_twice, &sink, |v, f| {
+                if !skip(v) {
+                    for l in self.row(v) {
+                        f(l.to());
+                    }
                 }
-            }
-        });
+            });
         (self.sccs_from(rindex, |_| true), trimmed)
     }
 
