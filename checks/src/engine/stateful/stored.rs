@@ -475,18 +475,15 @@ impl<L: Label> Stored<L> {
         if self.threads < 2 {
             return (self.sccs(|_| true), 0);
         }
-        let joined = self.pools.len() as u32 - 1;
-        let skip = |v: u32| self.trim_skips_joined && self.slices[v as usize].pool() == joined;
+        let skip = |v: u32| self.trim_skips_joined && self.slices[v as usize].pool() == self.pools.len() as u32 - 1;
         // A state with no row has no successor: the peel need not visit it.
         let sink = |v: u32| self.slices[v as usize].len() == 0;
-        let ((rindex, trimmed), _) =
-            trim_sharing(self.marks.len(), self.threads, self.trim_shares_twice, &sink, |v, f| {
-                if !skip(v) {
-                    for l in self.row(v) {
-                        f(l.to());
-                    }
-                }
-            });
+        let succ = |v: u32, f: &mut dyn FnMut(u32)| {
+            if !skip(v) {
+                self.row(v).for_each(|l| f(l.to()));
+            }
+        };
+        let ((rindex, trimmed), _) = trim_sharing(self.marks.len(), self.threads, self.trim_shares_twice, &sink, succ);
         (self.sccs_from(rindex, |_| true), trimmed)
     }
 

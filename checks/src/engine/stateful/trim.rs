@@ -264,6 +264,20 @@ mod tests {
             let ((words, _), _) = trim_sharing(n, 2, false, &|v| v == 0 || sink(v), succ);
             assert!(words != one, "round {round}: the initial state taken for a sink changes the outcome");
             assert!(words.iter().zip(&one).all(|(&w, &o)| w != TRIMMED || o == TRIMMED), "round {round}");
+            // As the workers' graphs are: beside these states, as many that nothing enters and
+            // that have no successor (states closed on the fly), trimmed whether the trim knows
+            // them or not.
+            let closed = |v: u32| v as usize >= n;
+            let succ_beside = |v: u32, f: &mut dyn FnMut(u32)| {
+                if !closed(v) {
+                    succ(v, f)
+                }
+            };
+            let ((beside, trimmed_beside), _) = trim_sharing(2 * n, 2, false, &|_| false, succ_beside);
+            assert_eq!(trimmed_beside, trimmed_one + n as u64, "round {round}");
+            assert!(beside[..n] == one[..] && beside[n..].iter().all(|&w| w == TRIMMED), "round {round}");
+            let known = |v: u32| closed(v) || sink(v);
+            assert_eq!(trim_sharing(2 * n, 2, false, &known, succ_beside).0, (beside, trimmed_beside), "round {round}");
             for threads in [2, 3, 8] {
                 let ((words, trimmed), shared) = trim_sharing(n, threads, false, &|_| false, succ);
                 assert_eq!((trimmed, &words), (trimmed_one, &one), "round {round}, {threads} threads");
