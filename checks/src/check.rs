@@ -397,7 +397,7 @@ pub struct JsonEngine {
     /// violated.
     pub first_violation: BTreeMap<&'static str, u64>,
     pub coverage: BTreeMap<&'static str, u64>,
-    /// `sc` (sequentially consistent) or `c11` (loom's subset of the C11 model).
+    /// `sc` (sequentially consistent), `c11` (loom's C11 subset) or `lkmm` (stateful, LKMM).
     pub memory_model: &'static str,
     /// The stateful engine's figures.
     #[serde(flatten, skip_serializing_if = "Option::is_none")]

@@ -8,7 +8,7 @@ pub enum EngineName {
     ShuttlePct,
     ShuttleRandom,
     ShuttleDfs,
-    /// The stateful engine (state caching, fair-cycle detection; sequentially consistent).
+    /// The stateful engine (state caching, fair-cycle detection; SC, or the LKMM under `lkmm`).
     Stateful,
     /// A cross-check: loom, both randomised shuttle schedulers and the stateful engine must
     /// agree (weak-memory-only findings of loom excepted: see `check::judge`).

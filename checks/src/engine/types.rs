@@ -81,9 +81,8 @@ impl Engine {
             _ => mmmodel::ghost::MAX_TASKS,
         }
     }
-    /// The memory model the engine explores: `c11` (loom's subset of the C11 model: every
-    /// ordering but SeqCst loads and stores, which it treats as AcqRel, and no load
-    /// buffering) or `sc` (sequential consistency: every atomic is SeqCst).
+    /// The memory model the engine explores: `c11` (loom's C11 subset: SeqCst treated as AcqRel,
+    /// no load buffering), `sc` (sequential consistency) or `lkmm` (stateful under `lkmm`).
     pub fn memory_model(&self) -> &'static str {
         match self {
             Engine::Loom { .. } => "c11",

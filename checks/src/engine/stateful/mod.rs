@@ -24,8 +24,9 @@
 //! * **Counterexamples** are made shortest by a breadth-first pass once the depth-first search
 //!   has found a violation (for a cycle: the shortest prefix to the cycle, then the shortest
 //!   fair cycle through its entry), and replayed with the recorder on to print them.
-//! * **Memory model**: sequentially consistent. Every atomic operation is one step in one
-//!   global order; fences order nothing more. Weak-memory outcomes are loom's job.
+//! * **Memory model**: sequentially consistent by default (every atomic operation is one step in
+//!   one global order), or with `memory = "lkmm"` the kernel's memory model without load
+//!   buffering (`lkmm` in the platform's stateful runtime; docs/model.md).
 //!
 //! # Layers
 //!
