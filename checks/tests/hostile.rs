@@ -712,6 +712,56 @@ fn a_stateful_replay_counts_the_coverage_of_its_execution() {
     assert!(line.contains("trylock-failed=") && !line.contains("trylock-failed=0 "), "{line}");
 }
 
+/// A stateful token carries its schedule, and its last word hashes the scenario, not the
+/// schedule: a token edited to name a task that cannot move (first choice, or one choice more
+/// at the end), or to have more choices than its execution, is refused with exit 2, naming the
+/// file, `--replay` and the choice. (The runtime panicked on it.)
+#[test]
+fn an_edited_stateful_schedule_is_exit_2_naming_the_choice() {
+    let t = TempDir::new("replay-edited-schedule");
+    t.file("v.toml", kswapd("waitqueue-v1", ""));
+    let o = mmcheck(t.path(), ["check", "--json", "v.toml", "--engine", "stateful"]);
+    let v = &json_lines(&o.stdout, "check --json --engine stateful")[0];
+    let token = v["replay"].as_str().unwrap_or_else(|| panic!("no replay in {v}")).rsplit(' ').next().unwrap();
+    let (schedule, fp) = token.strip_prefix("stateful-").and_then(|r| r.rsplit_once('-')).expect(token);
+    let n = schedule.chars().filter(|&c| c != '.').count();
+    // Task 31 (`v`): the scenario has fewer tasks.
+    let first = format!("stateful-v{}-{fp}", &schedule[1..]);
+    let last = format!("stateful-{schedule}v-{fp}");
+    for (edited, choice) in [(first, 1), (last, n + 1)] {
+        for json in [false, true] {
+            let mut args = vec!["check", "v.toml", "--replay", &edited];
+            if json {
+                args.push("--json");
+            }
+            let o = mmcheck(t.path(), &args);
+            let err = refused(&o, "v.toml");
+            assert!(err.contains("--replay") && err.contains("not an execution of this scenario"), "{err}");
+            assert!(err.contains(&format!("choice {choice} (counting from 1) names task 31")), "{err}");
+            assert!(o.stdout.is_empty(), "--json {json}: stdout:\n{}", text(&o.stdout));
+            stderr_is_messages(&o, "an edited schedule");
+        }
+    }
+    // Following the refusals (each names the tasks that could move) to the execution's end:
+    // a schedule with one choice more than the execution has is refused too.
+    let mut longer = schedule.to_string();
+    let ended = (0..500).find_map(|_| {
+        let o = mmcheck(t.path(), ["check", "v.toml", "--replay", &format!("stateful-{longer}v-{fp}")]);
+        let err = refused(&o, "v.toml");
+        stderr_is_messages(&o, "a longer schedule");
+        if err.contains("the execution ended after") {
+            return Some(err);
+        }
+        let can = err.split("(the tasks that can: ").nth(1).unwrap_or_else(|| panic!("{err}"));
+        let task: u8 = can.split([',', ')']).next().and_then(|t| t.parse().ok()).unwrap_or_else(|| panic!("{err}"));
+        longer.push(b"0123456789abcdefghijklmnopqrstuv"[task as usize] as char);
+        None
+    });
+    let err = ended.expect("the execution did not end within 500 choices more");
+    let m = longer.chars().filter(|&c| c != '.').count();
+    assert!(err.contains(&format!("the execution ended after {m} of its {} choices", m + 1)), "{err}");
+}
+
 #[test]
 fn a_loom_token_replayed_under_another_engine_is_refused_naming_both() {
     let t = TempDir::new("replay-engine");

@@ -229,6 +229,20 @@ pub fn cmd_check(
                 if let Some(b) = &bar {
                     b.finish_and_clear();
                 }
+                let diverged = r.runs.iter().find_map(|run| {
+                    run.outcome
+                        .error
+                        .as_deref()
+                        .filter(|e| e.starts_with(mmcheck::engine::stateful::schedule::REPLAY_DIVERGED))
+                });
+                if let Some(e) = diverged {
+                    return Err(CliError::Usage(format!(
+                        "{}: --replay: token {}: {e} (was it edited? its last word checks the scenario, not the \
+                         schedule)",
+                        show_path(&r.scenario.file),
+                        escape_control(&t.to_string())
+                    )));
+                }
                 return Err(CliError::Usage(format!(
                     "{}: --replay: the exploration has only {} executions; there is no {}",
                     show_path(&r.scenario.file),

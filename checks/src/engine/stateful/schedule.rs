@@ -1,6 +1,11 @@
 //! Schedules as text: the stateful engine's replay tokens carry the schedule itself, one
 //! character per scheduling choice.
 
+/// How the error of a replayed schedule that is not an execution of its scenario begins (a
+/// token edited by hand: its last word hashes the scenario, not the schedule); the command
+/// line reports it as bad input.
+pub const REPLAY_DIVERGED: &str = "the token's schedule is not an execution of this scenario";
+
 /// A schedule as text: one character per choice (task 0–31: `0`–`9`, `a`–`v`), and for a
 /// lasso the cycle after a `.`.
 pub fn schedule_text(choices: &[u8], cycle: Option<usize>) -> String {

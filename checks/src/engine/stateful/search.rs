@@ -22,6 +22,7 @@ use super::graph::Graph;
 use super::links::Numbering;
 use super::market::Market;
 use super::replay::Clock;
+use super::schedule::REPLAY_DIVERGED;
 use super::shortest::{report, Shortest};
 use super::snapshots::SnapStats;
 use super::space::Runner;
@@ -355,8 +356,13 @@ impl<'a, M: Checked> Search<'a, M> {
         let mut found = None;
         if let Some(Replay::Schedule { choices, cycle }) = self.opts.replay.clone() {
             let r = self.runner.record(self.spec, &choices, cycle);
-            self.cx.found.coverage = Counts::from_map(&r.coverage);
-            found = Some(report(self.spec, &mut self.cx.found, &mut self.error, r, choices, cycle, None));
+            if let Some(d) = r.diverged {
+                // A token edited by hand (its last word hashes the scenario, not the schedule).
+                self.error = Some(format!("{REPLAY_DIVERGED}: {d}"));
+            } else {
+                self.cx.found.coverage = Counts::from_map(&r.coverage);
+                found = Some(report(self.spec, &mut self.cx.found, &mut self.error, r, choices, cycle, None));
+            }
         } else {
             // A lasso invariant is decided on the stored graph (`fair_components`), so its
             // search takes the path of many workers, with one worker if one was asked for.
@@ -381,7 +387,7 @@ impl<'a, M: Checked> Search<'a, M> {
                 };
                 let mut probes = Shortest { runner: &mut self.runner, spec: self.spec, identity: self.census };
                 found = probes.shortest(&mut self.cx.found, &mut self.error);
-                if let (Some(inv), None) = (what, &found) {
+                if let (Some(inv), None, None) = (what, &found, &self.error) {
                     self.error = Some(format!(
                         "the search found a violation of {inv} but replaying it did not reproduce it (a \
                          nondeterminism in the model, or an engine bug)"

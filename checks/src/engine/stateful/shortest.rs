@@ -7,7 +7,7 @@ use std::collections::{HashSet, VecDeque};
 use mmmodel::model::Named;
 
 use super::findings::{Findings, Target};
-use super::space::{Probe, Recorded, Runner};
+use super::space::{Divergence, Probe, Recorded, Runner};
 use crate::engine::types::{Found, Replay};
 use crate::monitor::{Checked, Violation};
 use crate::spec::Spec;
@@ -89,6 +89,10 @@ impl<M: Checked> Shortest<'_, '_, M> {
                     self.bfs(&[], path.len(), budget, false, &|_| true, &|p, _| p.violated.contains(&invariant));
                 let path = short.unwrap_or(path);
                 let r = self.runner.record(self.spec, &path, None);
+                if let Some(d) = r.diverged {
+                    *error = Some(diverged_error(d));
+                    return None;
+                }
                 Some(report(self.spec, found, error, r, path, None, None))
             }
             Target::Cycle { members, must_move, path, class } => {
@@ -99,7 +103,13 @@ impl<M: Checked> Shortest<'_, '_, M> {
                         p.state.is_some_and(|(fp, _)| inside(fp))
                     })
                     .unwrap_or(path);
-                let entry = self.probe(&prefix).state?.0;
+                let entry = match self.probe(&prefix) {
+                    Probe { diverged: Some(d), .. } => {
+                        *error = Some(diverged_error(d));
+                        return None;
+                    }
+                    p => p.state?.0,
+                };
                 // The shortest fair cycle through the entry: back to it, every task that must
                 // move having moved (inside the component, which is small).
                 let cycle = self.bfs(&prefix, members.len() * 32 + 32, u64::MAX, true, &inside, &|p, moved| {
@@ -108,10 +118,24 @@ impl<M: Checked> Shortest<'_, '_, M> {
                 let mut choices = prefix.clone();
                 choices.extend_from_slice(&cycle);
                 let r = self.runner.record(self.spec, &choices, Some(prefix.len()));
+                if let Some(d) = r.diverged {
+                    *error = Some(diverged_error(d));
+                    return None;
+                }
                 Some(report(self.spec, found, error, r, choices, Some(prefix.len()), Some(class)))
             }
         }
     }
+}
+
+/// The error of a counterexample whose schedule does not replay: the search's graph named a
+/// path that is not an execution (two states shared a fingerprint: a collision, or an engine
+/// bug).
+fn diverged_error(d: Divergence) -> String {
+    format!(
+        "the search's counterexample does not replay: {d} (two different states shared a fingerprint in the \
+         search: a hash collision, or an engine bug)"
+    )
 }
 
 /// The violation of a lasso (the engine's own: no monitor sees an infinite execution).

@@ -290,6 +290,55 @@ pub(super) struct Probe {
     pub stale: bool,
     /// Invariants violated by the schedule's last transition (or at the end).
     pub violated: Vec<&'static str>,
+    /// The schedule is not one of this scenario's executions (then `state` is `None` and
+    /// `violated` empty).
+    pub diverged: Option<Divergence>,
+}
+
+/// Where a schedule left the executions it can name: a choice of a task that cannot move
+/// there, or an execution that ended before its choices did. A schedule the search took
+/// replays; one read off a graph whose states a defect merged, or a replay token edited by
+/// hand, may not, and is then reported, not run (the runtime panics on a task that cannot
+/// move).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Divergence {
+    /// Choice `at` (from 0) names `task`; the tasks that could move are those of `enabled`.
+    NotEnabled { at: usize, task: u8, enabled: u32 },
+    /// The execution ended after `after` of the schedule's `of` choices.
+    Ended { after: usize, of: usize },
+}
+
+impl std::fmt::Display for Divergence {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            Divergence::NotEnabled { at, task, enabled } => {
+                let can: Vec<String> = (0..32).filter(|t| enabled & (1 << t) != 0).map(|t| t.to_string()).collect();
+                write!(
+                    f,
+                    "choice {} (counting from 1) names task {task}, which cannot move there (the tasks that can: {})",
+                    at + 1,
+                    can.join(", ")
+                )
+            }
+            Divergence::Ended { after, of } => {
+                write!(f, "the execution ended after {after} of its {of} choices")
+            }
+        }
+    }
+}
+
+/// Choice `i` of `choices` at a point where `enabled` can move: the task, or (the first time
+/// the schedule leaves the executions) the divergence, noted in `diverged`, and the lowest task
+/// that can move, to end the execution.
+fn scheduled(choices: &[u8], i: usize, enabled: u32, diverged: &mut Option<Divergence>) -> TaskId {
+    if diverged.is_none() {
+        let task = choices[i];
+        if u32::from(task) < 32 && enabled & (1 << task) != 0 {
+            return task as TaskId;
+        }
+        *diverged = Some(Divergence::NotEnabled { at: i, task, enabled });
+    }
+    lowest(enabled)
 }
 
 /// A schedule replayed with the recorder on.
@@ -301,6 +350,9 @@ pub(super) struct Recorded {
     pub cycle_from: Option<usize>,
     pub deadlock: bool,
     pub exits: Vec<(Pid, usize)>,
+    /// The schedule is not one of this scenario's executions (what was recorded is the part
+    /// before it left them, then the lowest task that could move each time).
+    pub diverged: Option<Divergence>,
 }
 
 impl<M: Checked> Runner<M> {
@@ -316,6 +368,7 @@ impl<M: Checked> Runner<M> {
         let mut by = None;
         let mut stale = false;
         let mut violated = Vec::new();
+        let mut diverged = None;
         let mut chooser = |p: &SchedPoint<'_>, g: &StatefulGhost<M>| -> TaskId {
             let i = step;
             step += 1;
@@ -323,9 +376,13 @@ impl<M: Checked> Runner<M> {
                 g.drain_found(|_, _| ());
             }
             if i < choices.len() {
-                return choices[i] as TaskId;
+                let t = scheduled(choices, i, p.enabled(), &mut diverged);
+                if diverged.is_some() {
+                    g.set_mode(Mode::FastForward);
+                }
+                return t;
             }
-            if i == choices.len() {
+            if i == choices.len() && diverged.is_none() {
                 let fp = if identity { identity_fingerprint(p, g) } else { fingerprint(p, g) };
                 state = Some((fp, p.enabled()));
                 by = p.choosing().map(|t| t as u8);
@@ -337,6 +394,12 @@ impl<M: Checked> Runner<M> {
             lowest(p.enabled())
         };
         let (end, fin) = self.execute(Mode::Replay, false, &mut chooser);
+        if diverged.is_none() && step < choices.len() {
+            diverged = Some(Divergence::Ended { after: step, of: choices.len() });
+        }
+        if diverged.is_some() {
+            return Probe { state: None, by: None, stale: false, violated: Vec::new(), diverged };
+        }
         if state.is_none() {
             // The schedule's last transition ended the execution.
             let g = &self.ghost;
@@ -350,7 +413,7 @@ impl<M: Checked> Runner<M> {
         }
         violated.sort_unstable();
         violated.dedup();
-        Probe { state, by, stale, violated }
+        Probe { state, by, stale, violated, diverged: None }
     }
 
     /// Replay `choices` with the recorder on, for the report. With `cycle`, the recording
@@ -360,6 +423,7 @@ impl<M: Checked> Runner<M> {
         let mut step = 0usize;
         let mut cycle_from = None;
         let mut schedule_end = None;
+        let mut diverged = None;
         let mut chooser = |p: &SchedPoint<'_>, g: &StatefulGhost<M>| -> TaskId {
             let i = step;
             step += 1;
@@ -367,15 +431,24 @@ impl<M: Checked> Runner<M> {
                 cycle_from = Some(g.recorded_len());
             }
             if i < choices.len() {
-                return choices[i] as TaskId;
+                let was = diverged.is_some();
+                let t = scheduled(choices, i, p.enabled(), &mut diverged);
+                if !was && diverged.is_some() {
+                    schedule_end = Some(g.recorded_len());
+                    g.set_mode(Mode::FastForward);
+                }
+                return t;
             }
-            if i == choices.len() {
+            if i == choices.len() && diverged.is_none() {
                 schedule_end = Some(g.recorded_len());
                 g.set_mode(Mode::FastForward);
             }
             lowest(p.enabled())
         };
         let (end, fin) = self.execute(Mode::Replay, true, &mut chooser);
+        if diverged.is_none() && step < choices.len() {
+            diverged = Some(Divergence::Ended { after: step, of: choices.len() });
+        }
         let mut events = self.ghost.take_record();
         let mut exits = self.ghost.take_exits();
         let mutation_reached = self.ghost.mutation_reached();
@@ -412,6 +485,7 @@ impl<M: Checked> Runner<M> {
             cycle_from,
             deadlock: matches!(end, RunEnd::Deadlock { .. }),
             exits,
+            diverged,
         }
     }
 }
