@@ -555,7 +555,16 @@ fn stderr_is_messages(o: &Output, what: &str) {
 
 /// The replay token `check --json FILE` prints for a violating `file`.
 fn token_of(dir: &Path, file: &str) -> String {
-    let o = mmcheck(dir, ["check", "--json", file]);
+    token_in(&mmcheck(dir, ["check", "--json", file]))
+}
+
+/// The same, made by the stateful engine (`--engine stateful`).
+fn stateful_token_of(dir: &Path, file: &str) -> String {
+    token_in(&mmcheck(dir, ["check", "--json", file, "--engine", "stateful"]))
+}
+
+/// The replay token of the first line a `check --json` printed.
+fn token_in(o: &Output) -> String {
     let v = &json_lines(&o.stdout, "check --json")[0];
     let replay = v["replay"].as_str().unwrap_or_else(|| panic!("no replay in {v}"));
     replay.rsplit(' ').next().unwrap().to_string()
@@ -695,9 +704,7 @@ fn a_replay_of_a_mismatch_exits_1_as_the_check_does() {
 fn a_stateful_replay_counts_the_coverage_of_its_execution() {
     let t = TempDir::new("replay-stateful-coverage");
     t.file("v.toml", kswapd("waitqueue-v1", ""));
-    let o = mmcheck(t.path(), ["check", "--json", "v.toml", "--engine", "stateful"]);
-    let v = &json_lines(&o.stdout, "check --json --engine stateful")[0];
-    let token = v["replay"].as_str().unwrap_or_else(|| panic!("no replay in {v}")).rsplit(' ').next().unwrap();
+    let token = &stateful_token_of(t.path(), "v.toml");
     assert!(token.starts_with("stateful-"), "{token}");
     let o = mmcheck(t.path(), ["check", "v.toml", "--replay", token, "--json"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
@@ -720,10 +727,8 @@ fn a_stateful_replay_counts_the_coverage_of_its_execution() {
 fn an_edited_stateful_schedule_is_exit_2_naming_the_choice() {
     let t = TempDir::new("replay-edited-schedule");
     t.file("v.toml", kswapd("waitqueue-v1", ""));
-    let o = mmcheck(t.path(), ["check", "--json", "v.toml", "--engine", "stateful"]);
-    let v = &json_lines(&o.stdout, "check --json --engine stateful")[0];
-    let token = v["replay"].as_str().unwrap_or_else(|| panic!("no replay in {v}")).rsplit(' ').next().unwrap();
-    let (schedule, fp) = token.strip_prefix("stateful-").and_then(|r| r.rsplit_once('-')).expect(token);
+    let token = stateful_token_of(t.path(), "v.toml");
+    let (schedule, fp) = token.strip_prefix("stateful-").and_then(|r| r.rsplit_once('-')).expect(&token);
     let n = schedule.chars().filter(|&c| c != '.').count();
     // Task 31 (`v`): the scenario has fewer tasks.
     let first = format!("stateful-v{}-{fp}", &schedule[1..]);

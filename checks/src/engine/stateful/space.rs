@@ -301,7 +301,7 @@ pub(super) struct Probe {
 /// hand, may not, and is then reported, not run (the runtime panics on a task that cannot
 /// move).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Divergence {
+pub(super) enum Divergence {
     /// Choice `at` (from 0) names `task`; the tasks that could move are those of `enabled`.
     NotEnabled { at: usize, task: u8, enabled: u32 },
     /// The execution ended after `after` of the schedule's `of` choices.
