@@ -222,3 +222,77 @@ pub(super) fn report<M: Checked>(
         exits: r.exits,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use mmmodel::reclaim::KswapdStall;
+
+    use super::*;
+    use crate::engine::stateful::store::FpSet;
+    use crate::engine::types::{Memory, Options};
+
+    fn spec() -> Spec<KswapdStall> {
+        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../scenarios/kswapd-stall/recheck-2kswapd-writer-stateful.toml");
+        let sc = crate::scenario::load(&p).unwrap_or_else(|e| panic!("{e}"));
+        let spec = sc.spec.as_any().downcast_ref::<Spec<KswapdStall>>().expect("a kswapd-stall spec");
+        spec.clone()
+    }
+
+    /// The search's target as the fair-cycle pass or a worker would leave it, with a schedule
+    /// whose choice `at` names a task that cannot move there (as a graph whose states a
+    /// defect merged can name one), and the outcome of making it shortest.
+    fn shortest_of(target: Target) -> (Option<Found>, Option<String>) {
+        let spec = spec();
+        let mut runner = Runner::new(&spec, &Options::default(), &[], Vec::new(), false, Memory::Sc);
+        let mut found = Findings { target: Some(target), ..Findings::default() };
+        let mut error = None;
+        let out = Shortest { runner: &mut runner, spec: &spec, identity: false }.shortest(&mut found, &mut error);
+        (out, error)
+    }
+
+    /// A task that can move at the scenario's initial state, and one that cannot move at the
+    /// state `before` leads to.
+    fn choices(before: &[u8]) -> (u8, u8) {
+        let spec = spec();
+        let mut runner = Runner::new(&spec, &Options::default(), &[], Vec::new(), false, Memory::Sc);
+        let (_, first) = runner.probe(&spec, false, &[]).state.expect("the initial state");
+        let (_, there) = runner.probe(&spec, false, before).state.expect("a state");
+        let cannot = (0..32u8).find(|t| there & 1 << t == 0).expect("a task that cannot move");
+        (first.trailing_zeros() as u8, cannot)
+    }
+
+    #[test]
+    fn a_safety_counterexample_that_does_not_replay_is_an_error_not_a_panic() {
+        let (can, _) = choices(&[]);
+        let (_, cannot) = choices(&[can]);
+        // The schedule replays up to its second choice, which cannot be taken.
+        let (out, error) = shortest_of(Target::Safety { invariant: "stall-once", path: vec![can, cannot] });
+        assert!(out.is_none());
+        let e = error.expect("an error");
+        assert!(e.starts_with("the search's counterexample does not replay"), "{e}");
+        assert!(e.contains(&format!("choice 2 (counting from 1) names task {cannot}, which cannot move")), "{e}");
+    }
+
+    #[test]
+    fn a_cycle_whose_path_does_not_replay_is_an_error_not_a_panic() {
+        let (_, cannot) = choices(&[]);
+        // No state is a member: the way into the component is the search's own path, whose
+        // first choice cannot be taken.
+        let target = Target::Cycle { members: FpSet::default(), must_move: 0, path: vec![cannot], class: None };
+        let (out, error) = shortest_of(target);
+        assert!(out.is_none());
+        let e = error.expect("an error");
+        assert!(e.starts_with("the search's counterexample does not replay"), "{e}");
+    }
+
+    #[test]
+    fn a_safety_counterexample_that_replays_is_reported() {
+        // The control: a schedule of the scenario's executions replays, with no error (the
+        // breadth-first pass finds no violation of a passing scenario: the path stays).
+        let (can, _) = choices(&[]);
+        let (out, error) = shortest_of(Target::Safety { invariant: "stall-once", path: vec![can] });
+        assert_eq!(error, None);
+        assert_eq!(out.expect("a counterexample").replay, Replay::Schedule { choices: vec![can], cycle: None });
+    }
+}
