@@ -87,6 +87,12 @@ impl Report {
     pub fn seconds(&self) -> f64 {
         self.runs.iter().map(|r| r.outcome.seconds).sum()
     }
+    /// The memory models of its runs, in their order, each once in a row (`c11+sc+lkmm`).
+    pub fn memory_models(&self) -> String {
+        let mut m: Vec<&str> = self.runs.iter().map(|r| r.outcome.engine.memory_model()).collect();
+        m.dedup();
+        m.join("+")
+    }
     pub fn engine_label(&self) -> String {
         let v: Vec<String> = self.runs.iter().map(|r| r.outcome.engine.to_string()).collect();
         v.join("+")
@@ -439,11 +445,7 @@ impl Report {
             replay: self.replay.as_ref().map(|t| crate::term::replay_command(&sc.file, &t.to_string())),
             violated,
             coverage: self.coverage(),
-            memory_model: {
-                let mut m: Vec<&str> = self.runs.iter().map(|r| r.outcome.engine.memory_model()).collect();
-                m.dedup();
-                m.join("+")
-            },
+            memory_model: self.memory_models(),
             stats: self.stateful(),
             engines: self
                 .runs

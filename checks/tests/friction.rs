@@ -79,6 +79,23 @@ fn engine_all_names_the_expected_invariant() {
     assert_eq!(v["invariant"], "no-soft-lockup", "{v}");
 }
 
+/// The table's engine column of `--engine all` names the memory models its engines ran, as
+/// `--json`'s `memory_model` does: with `--memory lkmm` the stateful engine's is `lkmm`.
+#[test]
+fn engine_all_names_its_memory_models_in_the_table_as_in_json() {
+    let file = "scenarios/kswapd-stall/waitqueue-v1-4kswapd-stateful.toml";
+    for (memory, models) in [("sc", "c11+sc"), ("lkmm", "c11+sc+lkmm")] {
+        let o = mmcheck(&["check", file, "--engine", "all", "--memory", memory, "--json"], "off");
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+        let v: serde_json::Value = serde_json::from_str(text(&o.stdout).lines().next().unwrap()).unwrap();
+        assert_eq!(v["memory_model"], models, "{v}");
+        let o = mmcheck(&["check", file, "--engine", "all", "--memory", memory], "off");
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+        let table = text(&o.stdout);
+        assert!(table.contains(&format!(" all {models} ")), "{table}");
+    }
+}
+
 #[test]
 fn a_bad_number_names_its_field_and_is_echoed_as_written() {
     let src = std::fs::read_to_string(root().join("scenarios/reclaim-throttle/remote-drain-kcompactd-drain-none.toml"))

@@ -465,7 +465,7 @@ fn table_header(w: &Widths) -> String {
 /// (the tags are in docs/scenarios.md, "The table").
 fn engine_label(r: &Report) -> String {
     if r.runs.len() > 1 {
-        "all c11+sc".to_string()
+        format!("all {}", r.memory_models())
     } else {
         r.runs.first().map_or("-".to_string(), |run| {
             // A reduction that ran says so (`stateful sym2 por sc`: symmetry, a group of 2, and
