@@ -155,7 +155,7 @@ impl<'a, M: Checked> Search<'a, M> {
             runner,
             cx: Ctx {
                 spec,
-                budget: Budget { max_states, max_memory: available_memory() },
+                budget: Budget::new(max_states, available_memory()),
                 defect: opts.reduce.defect,
                 found: Findings::default(),
                 canon,

@@ -63,7 +63,14 @@ pub fn available_memory() -> u64 {
 pub(super) struct Budget {
     pub max_states: Option<u64>,
     pub max_memory: u64,
+    /// With the workers' table and `max_states`: arrivals left before the shards' states are
+    /// counted again ([`Budget::reserve_shared`]).
+    pub uncounted: u64,
 }
+
+/// The workers count the shards' states against `max_states` again after at most this
+/// fraction of the states left under it (every arrival once fewer than this many are left).
+const RECOUNT_FRACTION: u64 = 1 << 16;
 
 impl Budget {
     /// Room for one more state in one search's table (`others`: the bytes of the search's other
@@ -88,12 +95,34 @@ impl Budget {
         Ok(())
     }
 
+    /// A budget of `max_states` states and `max_memory` bytes.
+    pub fn new(max_states: Option<u64>, max_memory: u64) -> Self {
+        Budget { max_states, max_memory, uncounted: 0 }
+    }
+
     /// Room for one more state in the workers' table, or why not: the bytes its shards hold,
     /// room for one shard to double (for a moment it holds its old slots and its new ones),
     /// and the graphs the workers record beside it.
-    pub fn reserve_shared(&self, table: &Sharded) -> Result<(), &'static str> {
-        if self.max_states.is_some_and(|m| table.len() >= m) {
-            return Err("state budget (max_states)");
+    ///
+    /// Against `max_states` the shards' states are counted (one line of each of the 256
+    /// shards, which the other workers write) again only after `(max_states - stored) /
+    /// RECOUNT_FRACTION` arrivals, each of which stores at most one state: so at every arrival
+    /// once fewer than [`RECOUNT_FRACTION`] states are left. Counting at every arrival made two
+    /// workers with a `max_states` about 1.3 times slower (docs/performance.md, "A state
+    /// budget with two workers"). A worker may store on the room its last count gave it after
+    /// another's count, so the workers may store up to about `max_states / 65,536` states
+    /// each past `max_states`; one worker stops at it exactly.
+    pub fn reserve_shared(&mut self, table: &Sharded) -> Result<(), &'static str> {
+        if let Some(m) = self.max_states {
+            if self.uncounted == 0 {
+                let stored = table.len();
+                if stored >= m {
+                    return Err("state budget (max_states)");
+                }
+                self.uncounted = (m - stored) / RECOUNT_FRACTION;
+            } else {
+                self.uncounted -= 1;
+            }
         }
         let held = table.table_bytes.load(Relaxed);
         // The shards fill evenly (a fingerprint's top bits choose one): twice the average
@@ -295,10 +324,10 @@ mod tests {
             t.insert(t.len() as u64 + 1, 0);
         }
         let (old, new) = (t.bytes(), t.bytes_after(t.capacity()));
-        let tight = Budget { max_states: None, max_memory: new + old - 1 };
+        let tight = Budget::new(None, new + old - 1);
         assert_eq!(tight.reserve(&mut t, 0), Err("memory"));
         assert_eq!(t.bytes(), old, "the refused growth did not happen");
-        let roomy = Budget { max_states: None, max_memory: new + old };
+        let roomy = Budget::new(None, new + old);
         assert_eq!(roomy.reserve(&mut t, 0), Ok(()));
         assert_eq!(t.bytes(), new);
     }
@@ -329,5 +358,56 @@ mod tests {
             .iter()
             .zip(s.hints.iter())
             .all(|(sh, h)| h.base.load(Relaxed) == lock(&sh.table).line_hint().unwrap().0));
+    }
+
+    /// Workers store new states into `s`, worker `order(i)` at arrival `i`, each checking its
+    /// own budget first, until every worker is refused: the states stored.
+    fn stored_under(m: u64, workers: usize, order: impl Fn(u64) -> usize) -> u64 {
+        let s = Sharded::default();
+        let mut budgets = vec![Budget::new(Some(m), u64::MAX); workers];
+        let mut refused = vec![false; workers];
+        let mut fp = 0u64;
+        for i in 0.. {
+            let w = order(i);
+            if refused.iter().all(|&r| r) {
+                break;
+            }
+            if refused[w] {
+                continue;
+            }
+            match budgets[w].reserve_shared(&s) {
+                Err(why) => {
+                    assert_eq!(why, "state budget (max_states)");
+                    refused[w] = true;
+                }
+                Ok(()) => {
+                    fp += 1;
+                    assert!(s.insert(fp.wrapping_mul(0x9e37_79b9_7f4a_7c15), 0));
+                }
+            }
+        }
+        s.len()
+    }
+
+    /// The workers' state budget counts the shards now and then, not at every arrival: one
+    /// worker stops exactly at `max_states`, and workers that take turns adversely stop past
+    /// it by at most `max_states / 65,536` states each.
+    #[test]
+    fn the_workers_state_budget_stops_at_max_states_within_its_bound() {
+        let m = 1_000_000;
+        assert_eq!(stored_under(m, 1, |_| 0), m);
+        assert_eq!(stored_under(m, 2, |i| (i % 2) as usize), m);
+        // Worker 1 counts once at the start, then waits while worker 0 takes the search up
+        // to the budget; then it stores what its count allowed.
+        let late = stored_under(m, 2, |i| usize::from(i == 0 || i > 2 * m));
+        assert!(late > m && late <= m + m / RECOUNT_FRACTION, "{late} states stored");
+        // Far from the budget the shards are counted rarely; near it, at every arrival.
+        let s = Sharded::default();
+        let mut b = Budget::new(Some(m), u64::MAX);
+        b.reserve_shared(&s).unwrap();
+        assert_eq!(b.uncounted, m / RECOUNT_FRACTION);
+        let mut near = Budget::new(Some(RECOUNT_FRACTION - 1), u64::MAX);
+        near.reserve_shared(&s).unwrap();
+        assert_eq!(near.uncounted, 0);
     }
 }

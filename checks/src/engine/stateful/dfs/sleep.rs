@@ -80,7 +80,7 @@ impl SleepStore {
         }
     }
 
-    fn visit(&mut self, budget: &Budget, stacks: u64, fp: u64, asleep: u32) -> Visit {
+    fn visit(&mut self, budget: &mut Budget, stacks: u64, fp: u64, asleep: u32) -> Visit {
         match self {
             SleepStore::Own(table) => {
                 let mut left = 0;
@@ -270,7 +270,7 @@ impl<M: Checked> Explorer<M> for Sleep<M> {
         }
         let asleep = frame.sleep.iter().fold(0u32, |m, a| m | 1 << a.task) & enabled;
         let canonical = cx.canon.to_canonical(asleep, image);
-        let (todo, new) = match self.store.visit(&cx.budget, stacks, fp, canonical) {
+        let (todo, new) = match self.store.visit(&mut cx.budget, stacks, fp, canonical) {
             Visit::Full(why) => {
                 cx.found.stopped_by = Some(why);
                 (0, false)
