@@ -40,6 +40,33 @@ const SLOW: &[&str] = &[
     "kswapd-stall/directcongest-v1-congestion-lost-wakeup.toml",
 ];
 
+/// What no verdict depends on, checked directly (each function's comment says what and why):
+/// milliseconds each, the symmetry oracle about a second.
+const DIRECT: &[(&str, fn())] = &[
+    ("the_model_plumbing_keeps_what_it_is_given", the_model_plumbing_keeps_what_it_is_given),
+    ("scaling_by_one_keeps_the_configuration", scaling_by_one_keeps_the_configuration),
+    ("scaling_copies_the_threads_onto_fresh_nodes", scaling_copies_the_threads_onto_fresh_nodes),
+    ("the_kswapd_stall_counters_count_the_stalls", the_kswapd_stall_counters_count_the_stalls),
+    ("compaction_scaling_aims_each_copy_at_its_own_compactor", compaction_scaling_aims_each_copy_at_its_own_compactor),
+    ("the_compaction_counters_count_pages_and_scanned_pfns", the_compaction_counters_count_pages_and_scanned_pfns),
+    (
+        "the_throttle_counters_count_the_throttles_and_the_timeouts",
+        the_throttle_counters_count_the_throttles_and_the_timeouts,
+    ),
+    ("a_wake_up_leaves_queued_whom_it_does_not_wake", a_wake_up_leaves_queued_whom_it_does_not_wake),
+    ("the_real_timer_sleeps_out_its_timeout", the_real_timer_sleeps_out_its_timeout),
+    ("schedule_sleeps_until_the_task_is_woken", schedule_sleeps_until_the_task_is_woken),
+    (
+        "the_runtime_mode_delays_each_task_and_sums_their_cpu_time",
+        the_runtime_mode_delays_each_task_and_sums_their_cpu_time,
+    ),
+    ("the_bit_operations_touch_their_own_bit", the_bit_operations_touch_their_own_bit),
+    ("loads_after_a_loop_head_read_fresh_only_when_alone", loads_after_a_loop_head_read_fresh_only_when_alone),
+    ("a_leaked_queued_lock_is_freed_for_the_next_task", a_leaked_queued_lock_is_freed_for_the_next_task),
+    ("async_compaction_aborts_instead_of_throttling", async_compaction_aborts_instead_of_throttling),
+    ("the_symmetry_declarations_are_exact_and_applied", the_symmetry_declarations_are_exact_and_applied),
+];
+
 /// The test cargo-mutants runs: the direct checks below first (milliseconds each, the symmetry
 /// oracle about a second), then the scenario set. The first failure ends it, so a mutant that a
 /// direct check catches does not wait for the scenarios. Ignored in a plain `cargo test`: the
@@ -47,34 +74,7 @@ const SLOW: &[&str] = &[
 #[test]
 #[ignore = "cargo-mutants' test (docs/mutants.md); the scenario binaries cover these files"]
 fn mutants() {
-    let direct: &[(&str, fn())] = &[
-        ("the_model_plumbing_keeps_what_it_is_given", the_model_plumbing_keeps_what_it_is_given),
-        ("scaling_by_one_keeps_the_configuration", scaling_by_one_keeps_the_configuration),
-        ("scaling_copies_the_threads_onto_fresh_nodes", scaling_copies_the_threads_onto_fresh_nodes),
-        ("the_kswapd_stall_counters_count_the_stalls", the_kswapd_stall_counters_count_the_stalls),
-        (
-            "compaction_scaling_aims_each_copy_at_its_own_compactor",
-            compaction_scaling_aims_each_copy_at_its_own_compactor,
-        ),
-        ("the_compaction_counters_count_pages_and_scanned_pfns", the_compaction_counters_count_pages_and_scanned_pfns),
-        (
-            "the_throttle_counters_count_the_throttles_and_the_timeouts",
-            the_throttle_counters_count_the_throttles_and_the_timeouts,
-        ),
-        ("a_wake_up_leaves_queued_whom_it_does_not_wake", a_wake_up_leaves_queued_whom_it_does_not_wake),
-        ("the_real_timer_sleeps_out_its_timeout", the_real_timer_sleeps_out_its_timeout),
-        ("schedule_sleeps_until_the_task_is_woken", schedule_sleeps_until_the_task_is_woken),
-        (
-            "the_runtime_mode_delays_each_task_and_sums_their_cpu_time",
-            the_runtime_mode_delays_each_task_and_sums_their_cpu_time,
-        ),
-        ("the_bit_operations_touch_their_own_bit", the_bit_operations_touch_their_own_bit),
-        ("loads_after_a_loop_head_read_fresh_only_when_alone", loads_after_a_loop_head_read_fresh_only_when_alone),
-        ("a_leaked_queued_lock_is_freed_for_the_next_task", a_leaked_queued_lock_is_freed_for_the_next_task),
-        ("async_compaction_aborts_instead_of_throttling", async_compaction_aborts_instead_of_throttling),
-        ("the_symmetry_declarations_are_exact_and_applied", the_symmetry_declarations_are_exact_and_applied),
-    ];
-    for (name, check) in direct {
+    for (name, check) in DIRECT {
         eprintln!("{name}");
         check();
     }
@@ -118,20 +118,8 @@ fn fast_scenarios_give_their_expected_verdicts() {
         if sc.spec.mutation().is_some() && shown.is_some_and(|f| !f.mutation_reached) {
             why = Some("the counterexample does not show the seeded mutation ran".into());
         }
-        // The stateful engine's state counts, which no verdict shows: a model's checkpoints
-        // merge histories (kernel/sched.rs `Current::checkpoint`), and its loop summaries and
-        // symmetry decide what is one state.
-        let states = r.stateful().map(|st| st.states);
-        if let Some(&(_, want)) = STATES.iter().find(|(f, _)| f == rel) {
-            if states != Some(want) {
-                why = Some(format!("{states:?} states stored, {want} when the count was taken"));
-            }
-        }
-        for &(_, name, want) in COVERAGE.iter().filter(|(f, _, _)| f == rel) {
-            let got = r.runs.iter().find_map(|run| run.outcome.coverage.get(name).copied());
-            if got != Some(want) {
-                why = Some(format!("coverage {name} {got:?}, {want} when the count was taken"));
-            }
+        if let Some(w) = counts_differ(rel, &r) {
+            why = Some(w);
         }
         if let Some(why) = why {
             wrong.push(format!("{rel}: {why}"));
@@ -144,17 +132,66 @@ fn fast_scenarios_give_their_expected_verdicts() {
     assert!(wrong.is_empty(), "not as expected:\n{}", wrong.join("\n"));
 }
 
+/// How the stateful engine's counts of `rel` differ from `STATES` and `COVERAGE`, if they do:
+/// state counts, which no verdict shows (a model's checkpoints merge histories, kernel/sched.rs
+/// `Current::checkpoint`, and its loop summaries and symmetry decide what is one state), and
+/// coverage counts whose condition is more than their event.
+fn counts_differ(rel: &str, r: &mmcheck::check::Report) -> Option<String> {
+    let mut why = None;
+    let states = r.stateful().map(|st| st.states);
+    if let Some(&(_, want)) = STATES.iter().find(|(f, _)| *f == rel) {
+        if states != Some(want) {
+            why = Some(format!("{states:?} states stored, {want} when the count was taken"));
+        }
+    }
+    for &(_, name, want) in COVERAGE.iter().filter(|(f, _, _)| *f == rel) {
+        let got = r.runs.iter().find_map(|run| run.outcome.coverage.get(name).copied());
+        if got != Some(want) {
+            why = Some(format!("coverage {name} {got:?}, {want} when the count was taken"));
+        }
+    }
+    why
+}
+
+/// The direct checks and the counted files, on the unmutated tree, in a plain `cargo test`
+/// (and so in .ci/run): cargo-mutants' test runs them against every mutant, but only on
+/// request, and while only it ran them they fell out of date (a wait-queue check that read
+/// the list as a pid mask after the queues kept list order, and four counts changed by
+/// persistent sets and by that order), so that its baseline failed before any mutant.
+#[test]
+fn the_direct_checks_and_the_counts_hold_on_the_unmutated_tree() {
+    for (name, check) in DIRECT {
+        eprintln!("{name}");
+        check();
+    }
+    let counted: Vec<&str> = STATES.iter().map(|(f, _)| *f).chain(COVERAGE.iter().map(|(f, _, _)| *f)).collect();
+    let opts = RunOptions { check_online: false, ..RunOptions::default() };
+    let mut wrong = Vec::new();
+    for (rel, sc) in common::shipped().into_iter().filter(|(rel, _)| counted.contains(&rel.as_str())) {
+        let r = check(&sc, &opts);
+        if !r.matched {
+            wrong.push(format!("{rel}: {:?}, expected {}", r.verdict, r.expected_label()));
+        }
+        if let Some(why) = counts_differ(&rel, &r) {
+            wrong.push(format!("{rel}: {why}"));
+        }
+    }
+    assert!(wrong.is_empty(), "not as counted (take the counts again, and say why):\n{}", wrong.join("\n"));
+}
+
 /// The time cap of one file's search in the scenario set (`MMCHECK_MUTANTS_CAP` overrides it).
 const CAP_SECONDS: f64 = 30.0;
 
 /// The states the stateful engine stores on one file per model whose tasks take checkpoints
 /// (`mmcheck check --json FILE`, 2026-12-04; the kswapd-stall ones again on 2026-12-05, with
-/// the model's live-locals declarations). A change to the engine's reductions or to a
+/// the model's live-locals declarations; on 2026-12-07 the two kswapd-stall ones, 98,683 and
+/// 683 before the persistent sets of the tasks' starts, and `nofs-abba-none`, 796,208 before
+/// the wait queues kept list order at `ae74d7f`, both runs of that commit and its parent). A change to the engine's reductions or to a
 /// model's summaries changes them: take the count again, and say why in the commit and in
 /// docs/performance.md.
 const STATES: &[(&str, u64)] = &[
-    ("kswapd-stall/recheck-direct-reclaim-bdi-stateful.toml", 98_683),
-    ("kswapd-stall/recheck-2kswapd-writer-stateful.toml", 683),
+    ("kswapd-stall/recheck-direct-reclaim-bdi-stateful.toml", 97_160),
+    ("kswapd-stall/recheck-2kswapd-writer-stateful.toml", 638),
     ("reclaim-throttle/kthread-resched-writeback-congested.toml", 20_255),
     ("compaction/fatal-fix-async-too-many-isolated-stateful.toml", 6_813),
     // Where the free scanner restarts and when pre-cb2dcaf023 compaction stops on
@@ -164,17 +201,17 @@ const STATES: &[(&str, u64)] = &[
     ("compaction/fatal-fix-async-too-many-isolated-stateful-on-other-variants.toml@norescan-v3", 6_147),
     // The one file with queued locks (`[params] queued_locks`): a release that skips its
     // one-step fast path still frees the lock, in more steps.
-    ("reclaim-throttle/nofs-abba-none.toml@nofs-headroom", 796_208),
+    ("reclaim-throttle/nofs-abba-none.toml@nofs-headroom", 799_544),
 ];
 
 /// Coverage counts of the stateful engine (`mmcheck check --json FILE`, 2026-12-05, with live
-/// locals), where a
+/// locals; `released` on 2026-12-07, 485 before persistent sets), where a
 /// coverage name's condition is more than its event: `released` counts only the owner's
 /// release of kswapd_exclusive (an allocator and the node's kswapd may both try it), `isolated-wake` only a wake-up on reclaim_wait[ISOLATED] that
 /// woke someone. A `reaches` list sees only whether a count is 0; these see a condition made
 /// looser (campaign survivors, docs/mutants.md, seventh run).
 const COVERAGE: &[(&str, &str, u64)] = &[
-    ("kswapd-stall/recheck-2kswapd-writer-allocator-never-stateful.toml", "released", 485),
+    ("kswapd-stall/recheck-2kswapd-writer-allocator-never-stateful.toml", "released", 424),
     ("reclaim-throttle/isolated-wake.toml@v5.16-rc1", "isolated-wake", 32),
 ];
 
@@ -521,11 +558,13 @@ fn a_wake_up_leaves_queued_whom_it_does_not_wake() {
     let (a, b, waker) = (sched.enter(0), sched.enter(1), sched.enter(2));
     prepare_to_wait(&a, &wq, TASK_INTERRUPTIBLE);
     prepare_to_wait(&b, &wq, TASK_UNINTERRUPTIBLE);
+    // The list keeps its order: the task queued last is at its head.
+    assert_eq!(wq.list().iter().collect::<Vec<_>>(), vec![1, 0], "queued at the head, in order");
     assert_eq!(wake_up_interruptible(&waker, &wq), 0b01, "wakes the interruptible sleeper only");
-    assert_eq!(wq.entries.load(std::sync::atomic::Ordering::Relaxed), 0b10, "the other stays queued");
+    assert_eq!(wq.list().iter().collect::<Vec<_>>(), vec![1], "the other stays queued");
     finish_wait(&a, &wq);
     assert_eq!(wake_up(&waker, &wq), 0b10, "wake_up() finds and wakes the uninterruptible sleeper");
-    assert_eq!(wq.entries.load(std::sync::atomic::Ordering::Relaxed), 0, "nobody is left queued");
+    assert!(wq.list().is_empty(), "nobody is left queued");
     finish_wait(&b, &wq);
 }
 
