@@ -186,9 +186,9 @@ const CAP_SECONDS: f64 = 30.0;
 /// (`mmcheck check --json FILE`, 2026-12-04; the kswapd-stall ones again on 2026-12-05, with
 /// the model's live-locals declarations; on 2026-12-07 the two kswapd-stall ones, 98,683 and
 /// 683 before the persistent sets of the tasks' starts, and `nofs-abba-none`, 796,208 before
-/// the wait queues kept list order at `ae74d7f`, both runs of that commit and its parent). A change to the engine's reductions or to a
-/// model's summaries changes them: take the count again, and say why in the commit and in
-/// docs/performance.md.
+/// the wait queues kept list order at `ae74d7f`, both runs of that commit and its parent). A
+/// change to the engine's reductions or to a model's summaries changes them: take the count
+/// again, and say why in the commit and in docs/mutants.md.
 const STATES: &[(&str, u64)] = &[
     ("kswapd-stall/recheck-direct-reclaim-bdi-stateful.toml", 97_160),
     ("kswapd-stall/recheck-2kswapd-writer-stateful.toml", 638),

@@ -239,9 +239,9 @@ mod tests {
         spec.clone()
     }
 
-    /// The search's target as the fair-cycle pass or a worker would leave it, with a schedule
-    /// whose choice `at` names a task that cannot move there (as a graph whose states a
-    /// defect merged can name one), and the outcome of making it shortest.
+    /// The outcome of making `target` shortest: a target as the search leaves it, whose
+    /// schedule may name a task that cannot move (as one read off a graph whose states a
+    /// defect merged can).
     fn shortest_of(target: Target) -> (Option<Found>, Option<String>) {
         let spec = spec();
         let mut runner = Runner::new(&spec, &Options::default(), &[], Vec::new(), false, Memory::Sc);

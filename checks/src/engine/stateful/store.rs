@@ -65,7 +65,7 @@ pub(super) struct Budget {
     pub max_memory: u64,
     /// With the workers' table and `max_states`: arrivals left before the shards' states are
     /// counted again ([`Budget::reserve_shared`]).
-    pub uncounted: u64,
+    uncounted: u64,
 }
 
 /// The workers count the shards' states against `max_states` again after at most this
