@@ -93,7 +93,9 @@ impl Report {
         m.dedup();
         m.join("+")
     }
-    pub fn engine_label(&self) -> String {
+    /// Its runs' engines, in their order (`stateful+loom`); the table's engine column, which
+    /// also says what the verdict covers, is the CLI's `covers_label`.
+    pub fn engine_names(&self) -> String {
         let v: Vec<String> = self.runs.iter().map(|r| r.outcome.engine.to_string()).collect();
         v.join("+")
     }
@@ -425,7 +427,7 @@ impl Report {
             model: sc.model().name(),
             variant: sc.spec.variant(),
             mutation: sc.spec.mutation(),
-            engine: self.engine_label(),
+            engine: self.engine_names(),
             verdict: self.verdict.kind(),
             invariant: match self.verdict {
                 Verdict::Violation(i) => Some(i),

@@ -87,7 +87,7 @@ fn judge(m: &MutationInfo, sc: &Scenario, r: &Report, opts: &RunOptions) -> Muta
         scenario: Some(sc.file.display().to_string()),
         caught_by,
         executions_to_catch,
-        engine: Some(r.engine_label()),
+        engine: Some(r.engine_names()),
         mutation_ran,
         unmutated_violates: None,
         killed: false,

@@ -391,7 +391,7 @@ fn narrow_row(r: &Report, w: &Widths) -> String {
         "{:<mw$} {:<vw$} {:<16} {:<dw$} {ok}",
         sc.model().name(),
         sc.spec.variant(),
-        engine_label(r),
+        covers_label(r),
         r.verdict.label(),
         mw = w.model,
         vw = w.variant,
@@ -463,7 +463,7 @@ fn table_header(w: &Widths) -> String {
 
 /// What the verdict covers: the engine with its bound and reductions, and its memory model
 /// (the tags are in docs/scenarios.md, "The table").
-fn engine_label(r: &Report) -> String {
+fn covers_label(r: &Report) -> String {
     if r.runs.len() > 1 {
         format!("all {}", r.memory_models())
     } else {
@@ -494,7 +494,7 @@ fn engine_label(r: &Report) -> String {
 fn table_row(r: &Report, w: &Widths) -> String {
     let sc = &r.scenario;
     let variant = variant_label(sc);
-    let engine = engine_label(r);
+    let engine = covers_label(r);
     format!(
         "{:<nw$} {:<mw$} {:<vw$} {:<16} {:>11} {:>10} {:>8.2}  {:<dw$} {:<dw$} {}",
         escape_control(&sc.name),

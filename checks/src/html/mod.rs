@@ -382,7 +382,7 @@ pub fn index(title: &str, reports: &[Report], pages: &[Option<String>], matrices
                             td { span class={ "badge " (verdict_class(&r.verdict)) } { (r.verdict.label()) } }
                             td { (r.expected_label()) }
                             td { (if r.matched { "ok" } else { "MISMATCH" }) }
-                            td { (r.engine_label()) }
+                            td { (r.engine_names()) }
                             td { (r.runs.iter().map(|x| bound_text(&x.outcome.engine)).collect::<Vec<_>>().join("; ")) }
                             td { (r.runs.iter().map(|x| x.outcome.engine.memory_model()).collect::<Vec<_>>().join("+")) }
                             td.num { (r.executions()) }

@@ -67,7 +67,7 @@ fn check_one(rel: &str, sc: &scenario::Scenario, family: &str) {
         std::io::stderr().lock(),
         "    {rel}: {} on {}: {} executions{}, {online} cross-checked online, {:.2} s (expected {})",
         r.verdict.label(),
-        r.engine_label(),
+        r.engine_names(),
         r.executions(),
         if r.runs.iter().all(|x| x.outcome.complete) { " (complete)" } else { "" },
         r.seconds(),

@@ -15,7 +15,7 @@ use super::cluster_run::FairPass;
 use super::dfs::shared::Shared;
 use super::dfs::sleep::{Sleep, SleepStore};
 use super::dfs::tarjan::Tarjan;
-use super::dfs::{Ctx, Explorer, JobStart};
+use super::dfs::{Ctx, Explorer, JobStart, PersistentSets};
 use super::fair::{fair_components, Inconclusive};
 use super::findings::{cycles_checked, lasso_checked, Counts, Findings, Target};
 use super::graph::Graph;
@@ -58,7 +58,7 @@ pub(super) struct Search<'a, M: Checked> {
     symmetry_not_applied: Option<&'static str>,
     por_not_applied: Option<&'static str>,
     persistent_not_applied: Option<&'static str>,
-    /// Which tasks' starts are local has been learnt (`Ctx::local_starts`).
+    /// Which tasks' starts are local has been learnt (`PersistentSets::local_starts`).
     starts_learnt: bool,
     /// Snapshots: why the search replays instead, if it does; what they did.
     snapshot_not_applied: Option<&'static str>,
@@ -164,9 +164,11 @@ impl<'a, M: Checked> Search<'a, M> {
                 began: false,
                 tasks_mask: 0,
                 market: None,
-                persistent: persistent.is_ok(),
-                local_starts: 0,
-                persistent_yields: persistent.is_ok() && por.is_ok() && opts.workers <= 1,
+                persistent: PersistentSets {
+                    on: persistent.is_ok(),
+                    local_starts: 0,
+                    yields: persistent.is_ok() && por.is_ok() && opts.workers <= 1,
+                },
                 check_inert: opts.check_inert,
             },
             explorer,
@@ -238,8 +240,8 @@ impl<'a, M: Checked> Search<'a, M> {
     /// The depth-first search of the job `cx` holds, by snapshots where they apply (and the
     /// job starts at the initial state or replays its schedule once), otherwise by replaying.
     fn dfs(&mut self) {
-        if self.cx.persistent && !self.starts_learnt {
-            self.cx.local_starts = self.runner.local_starts(self.cx.defect);
+        if self.cx.persistent.on && !self.starts_learnt {
+            self.cx.persistent.local_starts = self.runner.local_starts(self.cx.defect);
             self.starts_learnt = true;
         }
         let job = self.cx.job.prefix.is_empty() || self.cx.job.root.is_some();
@@ -431,7 +433,7 @@ impl<'a, M: Checked> Search<'a, M> {
             },
             live_locals: self.runner.ghost.live_locals_applied(),
             projection: self.runner.ghost.projection() != 0,
-            persistent: self.cx.persistent,
+            persistent: self.cx.persistent.on,
             persistent_not_applied: self.persistent_not_applied,
             persistent_states: self.cx.found.persistent,
             snapshot_not_applied: self.snapshot_not_applied,

@@ -59,13 +59,8 @@ pub(super) struct Ctx<'a, M: Checked> {
     pub tasks_mask: u32,
     /// With more than one worker: the job market and stop signal.
     pub market: Option<Arc<Market>>,
-    /// Persistent sets apply (`persistent.rs`), and the tasks whose start is explored alone
-    /// where they have not started (learnt before the search: [`super::space::Runner::local_starts`]).
-    pub persistent: bool,
-    pub local_starts: u32,
-    /// The sleep-set search also takes a yield alone, with the cycle proviso (one search
-    /// only: what the proviso keeps depends on the order states are stored in).
-    pub persistent_yields: bool,
+    /// Persistent sets (`persistent.rs`): whether they apply, and what they take alone.
+    pub persistent: PersistentSets,
     /// `Options::check_inert` (tests only): the inert steps' commutation checked too.
     pub check_inert: bool,
 }
@@ -75,6 +70,19 @@ impl<M: Checked> Ctx<'_, M> {
     pub fn halted(&self) -> bool {
         self.found.halted() || self.inconclusive
     }
+}
+
+/// What persistent sets of one transition the search takes (`persistent.rs`).
+#[derive(Default, Clone, Copy)]
+pub(super) struct PersistentSets {
+    /// They apply.
+    pub on: bool,
+    /// The tasks whose start is explored alone where they have not started (learnt before
+    /// the search: [`super::space::Runner::local_starts`]).
+    pub local_starts: u32,
+    /// The sleep-set search also takes a yield alone, with the cycle proviso (one search
+    /// only: what the proviso keeps depends on the order states are stored in).
+    pub yields: bool,
 }
 
 /// What an explorer decided at a state: the task to run, and whether the search goes on from

@@ -266,7 +266,7 @@ impl<M: Checked> Explorer<M> for Shared {
         }
         // A task's start explored alone (`persistent.rs`), or every transition.
         let (first, todo) =
-            persistent::first_and_todo(p, enabled, cx.local_starts, cx.defect, &mut cx.found.persistent);
+            persistent::first_and_todo(p, enabled, cx.persistent.local_starts, cx.defect, &mut cx.found.persistent);
         let mut frame = Frame::plain(todo, first as u8, chooser_of(p), fp);
         frame.index = number;
         self.push(frame);

@@ -199,10 +199,10 @@ enum Persistent {
 /// The persistent set of one transition at the state `p` (`enabled` there, `todo` left to
 /// explore by this visit).
 fn persistent<M: Checked>(cx: &Ctx<'_, M>, p: &SchedPoint<'_>, enabled: u32, todo: u32) -> Persistent {
-    if let Some(t) = persistent::start_of(p, enabled, cx.local_starts, cx.defect) {
+    if let Some(t) = persistent::start_of(p, enabled, cx.persistent.local_starts, cx.defect) {
         return Persistent::Start(t);
     }
-    if !cx.persistent_yields {
+    if !cx.persistent.yields {
         return Persistent::None;
     }
     let mut rest = todo;

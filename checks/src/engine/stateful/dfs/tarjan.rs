@@ -191,7 +191,7 @@ impl<M: Checked> Explorer<M> for Tarjan {
         self.tstack.push(TEntry { index, fp, enabled: runnable, moves: 0 });
         // A task's start explored alone (`persistent.rs`), or every transition.
         let (first, todo) =
-            persistent::first_and_todo(p, enabled, cx.local_starts, cx.defect, &mut cx.found.persistent);
+            persistent::first_and_todo(p, enabled, cx.persistent.local_starts, cx.defect, &mut cx.found.persistent);
         self.frames.push(Frame {
             index,
             low: index,
