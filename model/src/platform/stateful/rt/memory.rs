@@ -135,6 +135,7 @@ pub(super) unsafe fn choose(rt: *mut Rt, t: TaskId, alts: usize) -> usize {
         Ok(a) => {
             (*rt).cur = t;
             (*rt).last = t;
+            (*rt).last_op = (&(*rt).tasks)[t].op;
             (*rt).lk.choosing = None;
             a.expect("a choice point has an alternative")
         }

@@ -69,6 +69,14 @@ impl SchedPoint<'_> {
     pub fn current(&self) -> TaskId {
         self.rt.last
     }
+    /// The operation the task that ran last ran: its pending op ([`SchedPoint::pending`]) at
+    /// the scheduling point before this one (`Op::Start` at the first point). Kept by the
+    /// runtime at each step, so that a search need not copy every task's pending op at every
+    /// state to know, at the next, what the step between them did.
+    #[inline]
+    pub fn last_op(&self) -> Op {
+        self.rt.last_op
+    }
     /// Scheduling decisions made so far in this execution.
     #[inline]
     pub fn steps(&self) -> u64 {
@@ -309,6 +317,7 @@ pub(super) unsafe fn yield_point(rt: *mut Rt, t: TaskId, op: Op) -> bool {
         Ok(Some(c)) if c == t => {
             (*rt).cur = t;
             (*rt).last = t;
+            (*rt).last_op = (&(*rt).tasks)[t].op;
             return true;
         }
         Ok(c) => (*rt).next = c,

@@ -14,7 +14,7 @@ use super::point::decide;
 use super::shadow::shadow_spawned;
 use super::state::{in_execution, rt_ptr, Chooser, Exit, Rt, StackPool, TaskSlot, EPOCH, RT, SUSPEND_MARGIN};
 use super::symmetry::sym_spawned;
-use super::types::{RunEnd, TaskId, NO_TASK};
+use super::types::{Op, RunEnd, TaskId, NO_TASK};
 
 use crate::platform::stateful::arena;
 
@@ -158,6 +158,7 @@ pub(super) fn begin(pool: &mut StackPool, chooser: Option<NonNull<dyn Chooser>>,
         r.shared = 0;
         r.cur = NO_TASK;
         r.last = 0;
+        r.last_op = Op::Start;
         r.steps = 0;
         r.epoch = epoch;
         r.next = None;
@@ -206,6 +207,7 @@ unsafe fn schedule(rt: *mut Rt) -> RunEnd {
         };
         (*rt).cur = t;
         (*rt).last = t;
+        (*rt).last_op = (&(*rt).tasks)[t].op;
         let mut co = (&mut *rt).tasks[t].co.take().expect("stateful runtime: resumed a finished task");
         let res = co.resume(());
         (*rt).cur = NO_TASK;

@@ -360,6 +360,7 @@ unsafe fn schedule_snapshots(rt: *mut Rt, chooser: &mut dyn SnapChooser) -> RunE
         };
         (*rt).cur = t;
         (*rt).last = t;
+        (*rt).last_op = (&(*rt).tasks)[t].op;
         (*rt).vclock += 1;
         (&mut *rt).tasks[t].version = (*rt).vclock;
         let mut co = (&mut *rt).tasks[t].co.take().expect("stateful runtime: resumed a finished task");

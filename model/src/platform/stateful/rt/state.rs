@@ -135,8 +135,10 @@ pub(crate) struct Rt {
     pub(super) shared: u64,
     /// The task whose code runs now (`NO_TASK` in the scheduler and in the chooser).
     pub(super) cur: usize,
-    /// The task that ran last.
+    /// The task that ran last, and the operation it ran (the op it was suspended in front
+    /// of when it was resumed): a partial-order reduction's step ([`SchedPoint::last_op`]).
     pub(super) last: usize,
+    pub(super) last_op: Op,
     pub(super) steps: u64,
     pub(super) epoch: u32,
     /// The choice a yield point made for the scheduler loop to carry out.
@@ -232,6 +234,7 @@ impl Rt {
             shared: 0,
             cur: NO_TASK,
             last: 0,
+            last_op: Op::Start,
             steps: 0,
             epoch: 0,
             next: None,
