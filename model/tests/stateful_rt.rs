@@ -830,6 +830,57 @@ fn pending_ops_and_enabled_masks() {
     assert_eq!(seen, expect);
 }
 
+/// At every scheduling point, `last_op` is the operation the task that ran last was pending on
+/// at the point before (what the sleep-set search takes as the step's operation), whether the
+/// scheduler resumed that task or the task went on from its own yield point; `Op::Start` at
+/// the first point.
+#[test]
+fn last_op_is_the_op_the_last_task_was_pending_on() {
+    let mut pool = StackPool::new();
+    for highest in [true, false] {
+        let mut seen: Vec<(TaskId, Op, Vec<Option<Op>>)> = Vec::new();
+        let mut ch = |p: &SchedPoint<'_>| {
+            seen.push((p.current(), p.last_op(), (0..p.num_tasks()).map(|t| p.pending(t)).collect()));
+            if highest {
+                31 - p.enabled().leading_zeros() as TaskId
+            } else {
+                lowest(p.enabled())
+            }
+        };
+        let end = stateful::run(
+            &mut pool,
+            || {
+                let l = Arc::new(<P as Platform>::SpinLock::new(true));
+                l.lock();
+                let l2 = l.clone();
+                let h = P::spawn("t".into(), move || {
+                    if !l2.try_lock() {
+                        l2.lock();
+                    }
+                    l2.unlock();
+                });
+                <P as Platform>::yield_now();
+                let me = P::current();
+                P::unpark(&me);
+                P::park();
+                l.unlock();
+                h.join();
+            },
+            &mut ch,
+        );
+        assert_eq!(end, RunEnd::AllFinished);
+        assert!(seen.len() > 8, "the run has its steps");
+        assert_eq!(seen[0].1, Op::Start);
+        // Both ways to run a task happen: the same task going on, and another resumed.
+        assert!(seen.windows(2).any(|w| w[0].0 == w[1].0));
+        assert!(seen.windows(2).any(|w| w[0].0 != w[1].0));
+        for w in seen.windows(2) {
+            let (before, (ran, op, _)) = (&w[0].2, &w[1]);
+            assert_eq!(before[*ran], Some(*op), "the step's operation is what {ran} was pending on");
+        }
+    }
+}
+
 // ---- the real protocols -------------------------------------------------------------------------
 
 /// A reclaim scenario: kswapd, a writer, an allocator and a direct reclaimer on one node.

@@ -133,9 +133,7 @@ pub(super) unsafe fn choose(rt: *mut Rt, t: TaskId, alts: usize) -> usize {
     (*rt).cur = NO_TASK;
     match catch_unwind(AssertUnwindSafe(|| decide(rt))) {
         Ok(a) => {
-            (*rt).cur = t;
-            (*rt).last = t;
-            (*rt).last_op = (&(*rt).tasks)[t].op;
+            (&mut *rt).runs(t);
             (*rt).lk.choosing = None;
             a.expect("a choice point has an alternative")
         }

@@ -315,9 +315,7 @@ pub(super) unsafe fn yield_point(rt: *mut Rt, t: TaskId, op: Op) -> bool {
     (*rt).cur = NO_TASK;
     match catch_unwind(AssertUnwindSafe(|| decide(rt))) {
         Ok(Some(c)) if c == t => {
-            (*rt).cur = t;
-            (*rt).last = t;
-            (*rt).last_op = (&(*rt).tasks)[t].op;
+            (&mut *rt).runs(t);
             return true;
         }
         Ok(c) => (*rt).next = c,

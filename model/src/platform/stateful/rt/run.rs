@@ -205,9 +205,7 @@ unsafe fn schedule(rt: *mut Rt) -> RunEnd {
                 }
             }
         };
-        (*rt).cur = t;
-        (*rt).last = t;
-        (*rt).last_op = (&(*rt).tasks)[t].op;
+        (&mut *rt).runs(t);
         let mut co = (&mut *rt).tasks[t].co.take().expect("stateful runtime: resumed a finished task");
         let res = co.resume(());
         (*rt).cur = NO_TASK;

@@ -358,9 +358,7 @@ unsafe fn schedule_snapshots(rt: *mut Rt, chooser: &mut dyn SnapChooser) -> RunE
             }
             None => t,
         };
-        (*rt).cur = t;
-        (*rt).last = t;
-        (*rt).last_op = (&(*rt).tasks)[t].op;
+        (&mut *rt).runs(t);
         (*rt).vclock += 1;
         (&mut *rt).tasks[t].version = (*rt).vclock;
         let mut co = (&mut *rt).tasks[t].co.take().expect("stateful runtime: resumed a finished task");

@@ -225,6 +225,16 @@ pub struct SchedPoint<'a> {
 }
 
 impl Rt {
+    /// Task `t` runs now: it is the current task and the last to run, and the operation it
+    /// was suspended in front of is the step's ([`SchedPoint::last_op`]). Every way the
+    /// runtime resumes a task (or lets the task go on from its yield point) goes through here.
+    #[inline(always)]
+    pub(super) fn runs(&mut self, t: TaskId) {
+        self.cur = t;
+        self.last = t;
+        self.last_op = self.tasks[t].op;
+    }
+
     pub(super) fn new(stack_size: usize) -> Self {
         Rt {
             objs: Vec::with_capacity(64),
